@@ -1,0 +1,673 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_wakeplace: a virtual-deadline scheduler in the spirit of EEVDF, with
+ * per-CPU queues so that *where* a woken task is queued matters, the way it
+ * does for fair.c. Wakeup-placement policies (see the README) change only
+ * where and when a wakee runs; everything else stays the same so that the
+ * policy-independent counters compare like with like.
+ *
+ * Virtual time, per CPU (fair.c keeps one per runqueue):
+ * - a task's vruntime advances by delta_exec * NICE0 / weight while it runs;
+ * - the CPU's virtual time V advances by delta * NICE0 / sum_w, sum_w being
+ *   the weight of the tasks queued on or running on that CPU, so V is the
+ *   EEVDF "ideal" service a nice-0 task would have received there;
+ * - lag = V - vruntime; a task is eligible when lag >= 0 (entity_eligible);
+ * - deadline = vruntime + slice * NICE0 / weight (update_deadline);
+ * - a woken task is placed at V - lag, its lag saved when it blocked
+ *   (place_entity, without fair.c's load-based lag inflation).
+ * Each CPU's queue is a DSQ ordered by deadline; dispatch takes the first
+ * eligible task (pick_eevdf), falling back to the earliest deadline.
+ */
+#include <scx/common.bpf.h>
+#include "intf.h"
+
+char _license[] SEC("license") = "GPL";
+
+UEI_DEFINE(uei);
+
+/* Set by the loader before load. */
+const volatile u64 slice_ns = 3000000;
+const volatile u64 stall_ns = 500000;
+const volatile u32 nr_cpus = 1;
+const volatile u32 cpu_llc[WP_MAX_CPUS];
+const volatile u32 cpu_core[WP_MAX_CPUS];
+const volatile bool smt_enabled;
+
+/*
+ * Lag is clamped like fair.c's update_entity_lag(): to about two slices of
+ * service, so that a long sleeper neither hoards credit nor carries debt
+ * forever.
+ */
+#define LAG_LIMIT_NS (2 * slice_ns)
+
+struct task_ctx {
+	u64 vruntime;	/* in the virtual time of rq_cpu (or of last_cpu when asleep) */
+	u64 deadline;
+	s64 lag;	/* saved when the task leaves its runqueue */
+	u64 exec_start;
+	u64 wake_ts;	/* set on wakeup, cleared when the task first runs */
+	s32 rq_cpu;	/* CPU whose sum_w holds this task's weight, -1 if none */
+	s32 last_cpu;	/* CPU the task last ran on */
+	u32 weight;	/* weight added to rq_cpu's sum_w */
+	bool blocked_ineligible; /* blocked with negative lag (DELAY_DEQUEUE's case) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_ctx);
+} task_ctx_stor SEC(".maps");
+
+struct cpu_ctx {
+	u64 vtime;		/* V of this CPU */
+	u64 vtime_ts;		/* when V was last advanced */
+	s64 sum_w;		/* weight queued here (updated atomically, also remotely) */
+	u64 curr_deadline;	/* deadline of the running task */
+	u32 curr_pid;		/* running task, 0 when idle */
+	u32 curr_nr_cpus;	/* number of CPUs the running task may use */
+} __attribute__((aligned(64)));
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WP_MAX_CPUS);
+	__type(key, u32);
+	__type(value, struct cpu_ctx);
+} cpu_ctx_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct wp_stats);
+} stats SEC(".maps");
+
+static __always_inline struct wp_stats *my_stats(void)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&stats, &zero);
+}
+
+static __always_inline void stat_inc(enum wp_stat_idx idx)
+{
+	struct wp_stats *s = my_stats();
+
+	if (s && idx < WP_ST_NR)
+		s->cnt[idx]++;
+}
+
+static __always_inline struct cpu_ctx *lookup_cpu_ctx(s32 cpu)
+{
+	u32 key = cpu;
+
+	return bpf_map_lookup_elem(&cpu_ctx_map, &key);
+}
+
+static __always_inline struct task_ctx *lookup_task_ctx(struct task_struct *p)
+{
+	return bpf_task_storage_get(&task_ctx_stor, p, 0, 0);
+}
+
+static __always_inline u64 cpu_dsq(s32 cpu)
+{
+	return (u64)cpu;
+}
+
+static __always_inline u32 task_weight(struct task_struct *p)
+{
+	return p->scx.weight ? p->scx.weight : 1;
+}
+
+/* Service in virtual time for @delta ns of CPU at @weight. */
+static __always_inline u64 scale_by_weight(u64 delta, u32 weight)
+{
+	return delta * WP_NICE0_WEIGHT / weight;
+}
+
+static __always_inline s64 clamp_lag(s64 lag)
+{
+	s64 lim = LAG_LIMIT_NS;
+
+	if (lag > lim)
+		return lim;
+	if (lag < -lim)
+		return -lim;
+	return lag;
+}
+
+/* Advance V of the local CPU (fair.c's update_curr() -> avg_vruntime()). */
+static void advance_vtime(struct cpu_ctx *cctx, u64 now)
+{
+	s64 sum_w = cctx->sum_w;
+
+	if (now > cctx->vtime_ts && sum_w > 0)
+		cctx->vtime += (now - cctx->vtime_ts) * WP_NICE0_WEIGHT / (u64)sum_w;
+	cctx->vtime_ts = now;
+}
+
+static void add_weight(struct task_ctx *tctx, s32 cpu, u32 weight, u64 now)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+
+	if (!cctx)
+		return;
+	/* An idle CPU did not advance V; do not credit it for the idle time. */
+	if (__sync_fetch_and_add(&cctx->sum_w, weight) <= 0)
+		cctx->vtime_ts = now;
+	tctx->rq_cpu = cpu;
+	tctx->weight = weight;
+}
+
+static void remove_weight(struct task_ctx *tctx)
+{
+	struct cpu_ctx *cctx;
+
+	if (tctx->rq_cpu < 0)
+		return;
+	cctx = lookup_cpu_ctx(tctx->rq_cpu);
+	if (cctx)
+		__sync_fetch_and_sub(&cctx->sum_w, tctx->weight);
+	tctx->rq_cpu = -1;
+}
+
+/* Current lag of @tctx against the V of @cpu. */
+static s64 task_lag(struct task_ctx *tctx, s32 cpu)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+
+	if (!cctx)
+		return 0;
+	return (s64)(cctx->vtime - tctx->vruntime);
+}
+
+/* Place a task at V - lag on @cpu with a fresh deadline (place_entity()). */
+static void place_task(struct task_struct *p, struct task_ctx *tctx, s32 cpu)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+
+	if (!cctx)
+		return;
+	tctx->vruntime = cctx->vtime - tctx->lag;
+	tctx->deadline = tctx->vruntime + scale_by_weight(slice_ns, task_weight(p));
+}
+
+/*
+ * Move a runnable task's accounting from the CPU it was queued on to @cpu,
+ * keeping its lag and the distance to its deadline (fair.c keeps vruntime
+ * relative across migrate_task_rq_fair()).
+ */
+static void migrate_accounting(struct task_struct *p, struct task_ctx *tctx, s32 cpu, u64 now)
+{
+	s64 to_deadline = (s64)(tctx->deadline - tctx->vruntime);
+	s32 from = tctx->rq_cpu;
+	struct cpu_ctx *cctx;
+
+	if (from == cpu)
+		return;
+	if (from >= 0)
+		tctx->lag = clamp_lag(task_lag(tctx, from));
+	remove_weight(tctx);
+	cctx = lookup_cpu_ctx(cpu);
+	if (!cctx)
+		return;
+	tctx->vruntime = cctx->vtime - tctx->lag;
+	tctx->deadline = tctx->vruntime + to_deadline;
+	add_weight(tctx, cpu, task_weight(p), now);
+}
+
+static __always_inline bool cpu_busy(s32 cpu)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+
+	if (scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) > 0)
+		return true;
+	return cctx && cctx->curr_pid;
+}
+
+/* Is any CPU in @p's affinity other than @except idle right now? */
+static bool allowed_cpu_idle(struct task_struct *p, s32 except)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	bool found = false;
+	s32 cpu;
+
+	bpf_for(cpu, 0, nr_cpus) {
+		if (cpu == except)
+			continue;
+		if (bpf_cpumask_test_cpu(cpu, idle) && bpf_cpumask_test_cpu(cpu, p->cpus_ptr) &&
+		    !cpu_busy(cpu)) {
+			found = true;
+			break;
+		}
+	}
+	scx_bpf_put_idle_cpumask(idle);
+	return found;
+}
+
+static __always_inline bool same_llc(s32 a, s32 b)
+{
+	if (a < 0 || a >= WP_MAX_CPUS || b < 0 || b >= WP_MAX_CPUS)
+		return false;
+	return cpu_llc[a] == cpu_llc[b];
+}
+
+static __always_inline bool same_core(s32 a, s32 b)
+{
+	if (a < 0 || a >= WP_MAX_CPUS || b < 0 || b >= WP_MAX_CPUS)
+		return false;
+	return cpu_core[a] == cpu_core[b];
+}
+
+static __always_inline bool claim_idle(struct task_struct *p, s32 cpu)
+{
+	return cpu >= 0 && bpf_cpumask_test_cpu(cpu, p->cpus_ptr) &&
+	       scx_bpf_test_and_clear_cpu_idle(cpu);
+}
+
+/*
+ * Scan @target's LLC, starting after @target as select_idle_cpu() does,
+ * for a CPU whose whole core is idle (@want_core) or for any idle CPU.
+ */
+static s32 scan_llc(struct task_struct *p, s32 target, bool want_core)
+{
+	const struct cpumask *mask;
+	s32 i, found = -1;
+
+	mask = want_core ? scx_bpf_get_idle_smtmask() : scx_bpf_get_idle_cpumask();
+	bpf_for(i, 0, nr_cpus) {
+		s32 cpu = (target + 1 + i) % nr_cpus;
+
+		if (!same_llc(cpu, target) || !bpf_cpumask_test_cpu(cpu, mask))
+			continue;
+		if (claim_idle(p, cpu)) {
+			found = cpu;
+			break;
+		}
+	}
+	scx_bpf_put_cpumask(mask);
+	return found;
+}
+
+/*
+ * CPU selection for a wakeup, after select_task_rq_fair():
+ * wake_affine_idle() picks the target (the waker's CPU for a sync wakeup
+ * when the waker is the only task there, else prev), then
+ * select_idle_sibling(): target if idle, prev if idle and cache-affine,
+ * an idle core in the LLC, an idle CPU in the LLC, else target.
+ */
+static s32 select_cpu_sis(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+{
+	s32 this_cpu = bpf_get_smp_processor_id();
+	s32 target = prev_cpu, cpu;
+
+	if ((wake_flags & SCX_WAKE_SYNC) && this_cpu != prev_cpu &&
+	    bpf_cpumask_test_cpu(this_cpu, p->cpus_ptr) && same_llc(this_cpu, prev_cpu) &&
+	    scx_bpf_dsq_nr_queued(cpu_dsq(this_cpu)) == 0)
+		target = this_cpu;
+
+	if (claim_idle(p, target)) {
+		stat_inc(target == prev_cpu ? WP_ST_SEL_PREV : WP_ST_SEL_TARGET);
+		return target;
+	}
+	if (prev_cpu != target && same_llc(prev_cpu, target) && claim_idle(p, prev_cpu)) {
+		stat_inc(WP_ST_SEL_PREV);
+		return prev_cpu;
+	}
+	if (smt_enabled) {
+		cpu = scan_llc(p, target, true);
+		if (cpu >= 0) {
+			stat_inc(WP_ST_SEL_IDLE_CORE);
+			return cpu;
+		}
+		/* No idle core: select_idle_smt() tries prev's siblings first. */
+		if (same_llc(prev_cpu, target)) {
+			s32 i;
+
+			bpf_for(i, 0, nr_cpus) {
+				if (i != prev_cpu && same_core(i, prev_cpu) && claim_idle(p, i)) {
+					stat_inc(WP_ST_SEL_IDLE_CPU);
+					return i;
+				}
+			}
+		}
+	}
+	cpu = scan_llc(p, target, false);
+	if (cpu >= 0) {
+		stat_inc(smt_enabled ? WP_ST_SEL_IDLE_CPU : WP_ST_SEL_IDLE_CORE);
+		return cpu;
+	}
+	stat_inc(WP_ST_SEL_BUSY);
+	if (!bpf_cpumask_test_cpu(target, p->cpus_ptr))
+		return prev_cpu;
+	return target;
+}
+
+s32 BPF_STRUCT_OPS(wakeplace_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+{
+	return select_cpu_sis(p, prev_cpu, wake_flags);
+}
+
+void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	s32 cpu = scx_bpf_task_cpu(p);
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	struct cpu_ctx *cctx;
+	bool busy;
+
+	if (!tctx) {
+		scx_bpf_error("no task ctx for %s[%d]", p->comm, p->pid);
+		return;
+	}
+	busy = cpu_busy(cpu);
+	/* Policy-independent outcome: a wakee waits on a busy CPU while another is free. */
+	if ((enq_flags & SCX_ENQ_WAKEUP) && busy && allowed_cpu_idle(p, cpu))
+		stat_inc(WP_ST_WAKE_BUSY_IDLE);
+
+	scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), slice_ns, tctx->deadline, enq_flags);
+
+	cctx = lookup_cpu_ctx(cpu);
+	if (!busy && cpu != bpf_get_smp_processor_id()) {
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		stat_inc(WP_ST_KICK_IDLE);
+	} else if ((enq_flags & SCX_ENQ_WAKEUP) && cctx && cctx->curr_pid &&
+		   cctx->curr_pid != p->pid && (s64)(tctx->deadline - cctx->curr_deadline) < 0 &&
+		   task_lag(tctx, cpu) >= 0) {
+		/* check_preempt_wakeup_fair(): an eligible wakee with an earlier deadline. */
+		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+		stat_inc(WP_ST_KICK_PREEMPT);
+	}
+}
+
+/* Take the first eligible task of @cpu's queue, else its earliest deadline. */
+static bool dispatch_own(s32 cpu, struct cpu_ctx *cctx)
+{
+	struct task_struct *p;
+	int scanned = 0;
+
+	bpf_for_each(scx_dsq, p, cpu_dsq(cpu), 0) {
+		struct task_ctx *tctx = lookup_task_ctx(p);
+
+		if (++scanned > 8)
+			break;
+		if (!tctx || (s64)(cctx->vtime - tctx->vruntime) < 0)
+			continue;
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
+			return true;
+	}
+	return scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0);
+}
+
+/* When this CPU would idle, pull from a busy CPU's queue (newidle balance). */
+static bool steal(s32 cpu)
+{
+	s32 i;
+
+	/* Same LLC first, then anywhere. */
+	bpf_for(i, 0, nr_cpus) {
+		s32 other = (cpu + 1 + i) % nr_cpus;
+
+		if (other == cpu || !same_llc(cpu, other))
+			continue;
+		if (scx_bpf_dsq_nr_queued(cpu_dsq(other)) && scx_bpf_dsq_move_to_local(cpu_dsq(other), 0))
+			return true;
+	}
+	bpf_for(i, 0, nr_cpus) {
+		s32 other = (cpu + 1 + i) % nr_cpus;
+
+		if (other == cpu || same_llc(cpu, other))
+			continue;
+		if (scx_bpf_dsq_nr_queued(cpu_dsq(other)) && scx_bpf_dsq_move_to_local(cpu_dsq(other), 0))
+			return true;
+	}
+	return false;
+}
+
+void BPF_STRUCT_OPS(wakeplace_dispatch, s32 cpu, struct task_struct *prev)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+	struct task_ctx *ptctx;
+	struct task_struct *head;
+
+	if (!cctx)
+		return;
+	advance_vtime(cctx, bpf_ktime_get_ns());
+
+	/*
+	 * prev's slice ran out but it is still runnable: keep it if it is still
+	 * the earliest eligible deadline here, as pick_eevdf() would.
+	 */
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && (ptctx = lookup_task_ctx(prev))) {
+		struct task_ctx *htctx = NULL;
+		u64 now = bpf_ktime_get_ns();
+		u64 vr = ptctx->vruntime, dl = ptctx->deadline;
+
+		/* stopping() has not run yet: account prev's current run here. */
+		if (now > ptctx->exec_start)
+			vr += scale_by_weight(now - ptctx->exec_start, task_weight(prev));
+		if ((s64)(vr - dl) >= 0)
+			dl = vr + scale_by_weight(slice_ns, task_weight(prev));
+		if ((s64)(cctx->vtime - vr) < 0)
+			goto pick;
+
+		head = NULL;
+		bpf_for_each(scx_dsq, head, cpu_dsq(cpu), 0) {
+			htctx = lookup_task_ctx(head);
+			break;
+		}
+		if (!htctx || (s64)(dl - htctx->deadline) <= 0) {
+			prev->scx.slice = slice_ns;
+			stat_inc(WP_ST_DISPATCH_KEEP);
+			return;
+		}
+	}
+pick:
+
+	if (scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) && dispatch_own(cpu, cctx)) {
+		stat_inc(WP_ST_DISPATCH_LOCAL);
+		return;
+	}
+	if (steal(cpu))
+		stat_inc(WP_ST_DISPATCH_STOLEN);
+}
+
+void BPF_STRUCT_OPS(wakeplace_runnable, struct task_struct *p, u64 enq_flags)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	s32 cpu = scx_bpf_task_cpu(p);
+	u64 now = bpf_ktime_get_ns();
+
+	if (!tctx)
+		return;
+	if (enq_flags & SCX_ENQ_WAKEUP) {
+		tctx->wake_ts = now;
+		stat_inc(WP_ST_WAKEUPS);
+	}
+	place_task(p, tctx, cpu);
+	add_weight(tctx, cpu, task_weight(p), now);
+}
+
+void BPF_STRUCT_OPS(wakeplace_running, struct task_struct *p)
+{
+	s32 cpu = scx_bpf_task_cpu(p);
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+	u64 now = bpf_ktime_get_ns();
+
+	if (!tctx || !cctx)
+		return;
+	advance_vtime(cctx, now);
+	/* Pulled from another CPU's queue: carry lag over to this CPU's V. */
+	migrate_accounting(p, tctx, cpu, now);
+
+	if (tctx->last_cpu >= 0 && tctx->last_cpu != cpu)
+		stat_inc(WP_ST_MIGRATIONS);
+	tctx->last_cpu = cpu;
+	tctx->exec_start = now;
+	cctx->curr_pid = p->pid;
+	cctx->curr_deadline = tctx->deadline;
+	cctx->curr_nr_cpus = p->nr_cpus_allowed;
+
+	if (tctx->wake_ts) {
+		u64 lat = now > tctx->wake_ts ? now - tctx->wake_ts : 0;
+		struct wp_stats *s = my_stats();
+
+		tctx->wake_ts = 0;
+		if (s) {
+			u32 b = 0, msb = 0;
+			u64 v = lat;
+
+			if (v >> 32) { v >>= 32; msb += 32; }
+			if (v >> 16) { v >>= 16; msb += 16; }
+			if (v >> 8) { v >>= 8; msb += 8; }
+			if (v >> 4) { v >>= 4; msb += 4; }
+			if (v >> 2) { v >>= 2; msb += 2; }
+			if (v >> 1) { msb += 1; }
+			if (lat < WP_LAT_SUB)
+				b = lat;
+			else
+				b = msb * WP_LAT_SUB + ((lat >> (msb - 2)) & (WP_LAT_SUB - 1));
+			if (b >= WP_LAT_BUCKETS)
+				b = WP_LAT_BUCKETS - 1;
+			s->lat_hist[b]++;
+			s->lat_sum_ns += lat;
+			if (lat > s->lat_max_ns)
+				s->lat_max_ns = lat;
+			if (lat >= stall_ns)
+				s->cnt[WP_ST_STALLS]++;
+		}
+	}
+}
+
+void BPF_STRUCT_OPS(wakeplace_stopping, struct task_struct *p, bool runnable)
+{
+	s32 cpu = scx_bpf_task_cpu(p);
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+	u64 now = bpf_ktime_get_ns();
+
+	if (!tctx || !cctx)
+		return;
+	advance_vtime(cctx, now);
+	if (now > tctx->exec_start)
+		tctx->vruntime += scale_by_weight(now - tctx->exec_start, task_weight(p));
+	/* update_deadline(): a task that used its request gets a new one. */
+	if ((s64)(tctx->vruntime - tctx->deadline) >= 0)
+		tctx->deadline = tctx->vruntime + scale_by_weight(slice_ns, task_weight(p));
+	cctx->curr_pid = 0;
+}
+
+void BPF_STRUCT_OPS(wakeplace_quiescent, struct task_struct *p, u64 deq_flags)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	if (!tctx)
+		return;
+	if (tctx->rq_cpu >= 0) {
+		s64 lag = task_lag(tctx, tctx->rq_cpu);
+
+		/* DELAY_DEQUEUE's case: the task sleeps while it is owed nothing. */
+		tctx->blocked_ineligible = (deq_flags & SCX_DEQ_SLEEP) && lag < 0;
+		if (tctx->blocked_ineligible)
+			stat_inc(WP_ST_INELIGIBLE_BLOCKS);
+		tctx->lag = clamp_lag(lag);
+	}
+	remove_weight(tctx);
+}
+
+void BPF_STRUCT_OPS(wakeplace_tick, struct task_struct *p)
+{
+	s32 cpu = scx_bpf_task_cpu(p), i;
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+	const struct cpumask *idle;
+
+	if (!cctx)
+		return;
+	advance_vtime(cctx, bpf_ktime_get_ns());
+
+	/*
+	 * nohz_balancer_kick(): a busy CPU with queued work wakes an idle CPU
+	 * so that it pulls the work (our steal() on its dispatch).
+	 */
+	if (!scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
+		return;
+	idle = scx_bpf_get_idle_cpumask();
+	bpf_for(i, 0, nr_cpus) {
+		s32 other = (cpu + 1 + i) % nr_cpus;
+
+		if (other != cpu && bpf_cpumask_test_cpu(other, idle) && !cpu_busy(other)) {
+			scx_bpf_kick_cpu(other, SCX_KICK_IDLE);
+			stat_inc(WP_ST_KICK_BALANCE);
+			break;
+		}
+	}
+	scx_bpf_put_idle_cpumask(idle);
+}
+
+s32 BPF_STRUCT_OPS(wakeplace_init_task, struct task_struct *p, struct scx_init_task_args *args)
+{
+	struct task_ctx *tctx;
+
+	tctx = bpf_task_storage_get(&task_ctx_stor, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!tctx)
+		return -ENOMEM;
+	tctx->rq_cpu = -1;
+	tctx->last_cpu = -1;
+	tctx->lag = 0;
+	return 0;
+}
+
+void BPF_STRUCT_OPS(wakeplace_enable, struct task_struct *p)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	if (!tctx)
+		return;
+	/* New to this scheduler: start at V with zero lag, like a new fair task. */
+	tctx->lag = 0;
+	place_task(p, tctx, scx_bpf_task_cpu(p));
+}
+
+void BPF_STRUCT_OPS(wakeplace_disable, struct task_struct *p)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	if (tctx)
+		remove_weight(tctx);
+}
+
+s32 BPF_STRUCT_OPS_SLEEPABLE(wakeplace_init)
+{
+	s32 cpu, ret;
+
+	bpf_for(cpu, 0, nr_cpus) {
+		ret = scx_bpf_create_dsq(cpu_dsq(cpu), -1);
+		if (ret) {
+			scx_bpf_error("failed to create DSQ %d: %d", cpu, ret);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+void BPF_STRUCT_OPS(wakeplace_exit, struct scx_exit_info *ei)
+{
+	UEI_RECORD(uei, ei);
+}
+
+SCX_OPS_DEFINE(wakeplace_ops,
+	       .select_cpu = (void *)wakeplace_select_cpu,
+	       .enqueue = (void *)wakeplace_enqueue,
+	       .dispatch = (void *)wakeplace_dispatch,
+	       .runnable = (void *)wakeplace_runnable,
+	       .running = (void *)wakeplace_running,
+	       .stopping = (void *)wakeplace_stopping,
+	       .quiescent = (void *)wakeplace_quiescent,
+	       .tick = (void *)wakeplace_tick,
+	       .init_task = (void *)wakeplace_init_task,
+	       .enable = (void *)wakeplace_enable,
+	       .disable = (void *)wakeplace_disable,
+	       .init = (void *)wakeplace_init,
+	       .exit = (void *)wakeplace_exit,
+	       .timeout_ms = 10000,
+	       .name = "wakeplace");

@@ -1,0 +1,414 @@
+// scx_wakeplace: a sched_ext scheduler for A/B testing proposed Linux
+// wakeup-placement fixes on a stock kernel. The BPF side (src/bpf/main.bpf.c)
+// makes every scheduling decision; this loader checks the system, sets the
+// BPF side up from the CPU topology, serves stats and unloads cleanly.
+mod bpf_skel;
+pub use bpf_skel::*;
+pub mod bpf_intf;
+mod preflight;
+mod stats;
+
+use std::collections::BTreeMap;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use crossbeam::channel::RecvTimeoutError;
+use libbpf_rs::{MapCore, MapFlags, OpenObject};
+use log::{info, warn};
+use scx_stats::prelude::*;
+use scx_utils::libbpf_clap_opts::LibbpfOpts;
+use scx_utils::{
+    build_id, scx_ops_attach, scx_ops_load, scx_ops_open, try_set_rlimit_infinity,
+    uei_exited, uei_report, Topology, UserExitInfo,
+};
+
+use stats::{RawStats, StatsReq, StatsRes};
+
+pub const SCHEDULER_NAME: &str = "scx_wakeplace";
+const MAX_CPUS: usize = bpf_intf::wp_consts_WP_MAX_CPUS as usize;
+
+/// scx_wakeplace: A/B test proposed Linux wakeup-placement fixes on a stock
+/// sched_ext kernel.
+///
+/// A virtual-deadline scheduler in the spirit of EEVDF with per-CPU queues, so
+/// that where a woken task is queued matters. Stats are independent of any
+/// policy: wakeups, wake-to-run latency, wakeups queued on a busy CPU while an
+/// allowed CPU was idle, stalls, migrations, dispatches, kicks.
+#[derive(Debug, Parser)]
+#[command(name = "scx_wakeplace", disable_version_flag = true)]
+pub struct Opts {
+    /// Time slice in microseconds. Default: EEVDF's base slice for this
+    /// machine, 750 us * (1 + log2(min(nr_cpus, 8))).
+    #[clap(short = 's', long, value_parser = clap::value_parser!(u64).range(50..=100_000))]
+    pub slice_us: Option<u64>,
+
+    /// Wake-to-run latency at or above which a wakeup counts as a stall (us).
+    #[clap(long, default_value = "500", value_parser = clap::value_parser!(u64).range(1..=60_000_000))]
+    pub stall_us: u64,
+
+    /// Run the scheduler and print stats every SECS seconds.
+    #[clap(long, value_name = "SECS", value_parser = parse_interval)]
+    pub stats: Option<f64>,
+
+    /// Print stats of an already running instance every SECS seconds; loads
+    /// nothing.
+    #[clap(long, value_name = "SECS", value_parser = parse_interval)]
+    pub monitor: Option<f64>,
+
+    /// With --monitor: print each interval as one JSON object instead of a line.
+    #[clap(long, requires = "monitor")]
+    pub json: bool,
+
+    /// Describe every statistic and exit.
+    #[clap(long)]
+    pub help_stats: bool,
+
+    /// Exit debug dump buffer length (0: kernel default).
+    #[clap(long, default_value = "0")]
+    pub exit_dump_len: u32,
+
+    /// Verbose output, including libbpf details.
+    #[clap(short = 'v', long)]
+    pub verbose: bool,
+
+    /// Print the version (with build id) and exit.
+    #[clap(short = 'V', long)]
+    pub version: bool,
+
+    #[clap(flatten, next_help_heading = "Libbpf Options")]
+    pub libbpf: LibbpfOpts,
+}
+
+fn parse_interval(s: &str) -> std::result::Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !(v.is_finite() && v > 0.0 && v <= 3600.0) {
+        return Err(format!("'{s}' must be > 0 and <= 3600 seconds"));
+    }
+    Ok(v)
+}
+
+/// EEVDF's default base slice (sysctl_sched_base_slice, scaled by
+/// sched_update_scaling()'s SCHED_TUNABLESCALING_LOG factor).
+pub fn default_slice_us(nr_cpus: usize) -> u64 {
+    let n = nr_cpus.clamp(1, 8) as u64;
+    750 * (1 + (63 - n.leading_zeros() as u64))
+}
+
+/// Per-CPU LLC and core ids as small dense numbers for the BPF side.
+#[derive(Debug, PartialEq)]
+pub struct CpuLayout {
+    pub nr_cpu_ids: usize,
+    pub llc: Vec<u32>,
+    pub core: Vec<u32>,
+}
+
+/// Turn (cpu, llc key, core key) triples into dense ids. CPUs missing from
+/// the topology (offline) get an id of their own so they never match.
+pub fn cpu_layout(cpus: &[(usize, (usize, usize), (usize, usize, usize))]) -> Result<CpuLayout> {
+    let nr_cpu_ids = cpus.iter().map(|c| c.0 + 1).max().unwrap_or(0);
+    if nr_cpu_ids == 0 {
+        bail!("no CPUs in the topology");
+    }
+    if nr_cpu_ids > MAX_CPUS {
+        bail!("{nr_cpu_ids} CPU ids exceed this build's limit of {MAX_CPUS}");
+    }
+    let mut llc_ids = BTreeMap::new();
+    let mut core_ids = BTreeMap::new();
+    let mut llc = vec![u32::MAX; nr_cpu_ids];
+    let mut core = vec![u32::MAX; nr_cpu_ids];
+    for (cpu, lk, ck) in cpus {
+        let n = llc_ids.len() as u32;
+        llc[*cpu] = *llc_ids.entry(*lk).or_insert(n);
+        let n = core_ids.len() as u32;
+        core[*cpu] = *core_ids.entry(*ck).or_insert(n);
+    }
+    for (i, (l, c)) in llc.iter_mut().zip(core.iter_mut()).enumerate() {
+        if *l == u32::MAX {
+            *l = 0x8000_0000 | i as u32;
+            *c = 0x8000_0000 | i as u32;
+        }
+    }
+    Ok(CpuLayout {
+        nr_cpu_ids,
+        llc,
+        core,
+    })
+}
+
+struct Scheduler<'a> {
+    skel: BpfSkel<'a>,
+    struct_ops: Option<libbpf_rs::Link>,
+    stats_server: StatsServer<StatsReq, StatsRes>,
+    nr_cpus: u64,
+    slice_us: u64,
+    stall_us: u64,
+}
+
+impl<'a> Scheduler<'a> {
+    fn init(opts: &Opts, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
+        try_set_rlimit_infinity();
+        let topo = Topology::new().context("reading the CPU topology")?;
+        let triples: Vec<_> = topo
+            .all_cpus
+            .values()
+            .map(|c| {
+                (
+                    c.id,
+                    (c.node_id, c.llc_id),
+                    (c.node_id, c.package_id, c.core_id),
+                )
+            })
+            .collect();
+        let layout = cpu_layout(&triples)?;
+        let nr_cpus = topo.all_cpus.len() as u64;
+        let slice_us = opts
+            .slice_us
+            .unwrap_or_else(|| default_slice_us(nr_cpus as usize));
+
+        info!(
+            "{SCHEDULER_NAME} {} | {} CPUs, {} LLCs, SMT {} | slice {slice_us} us, stall >= {} us",
+            build_id::full_version(env!("CARGO_PKG_VERSION")),
+            nr_cpus,
+            topo.all_llcs.len(),
+            if topo.smt_enabled { "on" } else { "off" },
+            opts.stall_us
+        );
+
+        let mut builder = BpfSkelBuilder::default();
+        builder.obj_builder.debug(opts.verbose);
+        let open_opts = opts.libbpf.clone().into_bpf_open_opts();
+        let mut skel = scx_ops_open!(builder, open_object, wakeplace_ops, open_opts)?;
+        skel.struct_ops.wakeplace_ops_mut().exit_dump_len = opts.exit_dump_len;
+        // No ops flags: exiting and migration-disabled tasks go to their CPU's
+        // local queue as the kernel does by default; queued wakeups are not
+        // deferred (ALLOW_QUEUED_WAKEUP would change ttwu's path).
+        skel.struct_ops.wakeplace_ops_mut().flags = 0;
+
+        let rodata = skel.maps.rodata_data.as_mut().unwrap();
+        rodata.slice_ns = slice_us * 1000;
+        rodata.stall_ns = opts.stall_us * 1000;
+        rodata.nr_cpus = layout.nr_cpu_ids as u32;
+        rodata.smt_enabled = topo.smt_enabled;
+        for cpu in 0..layout.nr_cpu_ids {
+            rodata.cpu_llc[cpu] = layout.llc[cpu];
+            rodata.cpu_core[cpu] = layout.core[cpu];
+        }
+
+        let mut skel = scx_ops_load!(skel, wakeplace_ops, uei)?;
+        let struct_ops = Some(scx_ops_attach!(skel, wakeplace_ops)?);
+        let stats_server = StatsServer::new(stats::server_data()).launch()?;
+        info!("{SCHEDULER_NAME} enabled");
+
+        Ok(Self {
+            skel,
+            struct_ops,
+            stats_server,
+            nr_cpus,
+            slice_us,
+            stall_us: opts.stall_us,
+        })
+    }
+
+    fn read_stats(&self) -> Result<RawStats> {
+        let mut raw = RawStats::default();
+        let percpu = self
+            .skel
+            .maps
+            .stats
+            .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)?
+            .context("stats map is empty")?;
+        for bytes in percpu {
+            let want = std::mem::size_of::<bpf_intf::wp_stats>();
+            if bytes.len() < want {
+                bail!("stats entry has {} bytes, want {want}", bytes.len());
+            }
+            // SAFETY: wp_stats is plain old data and bytes holds at least one.
+            let s: bpf_intf::wp_stats =
+                unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const _) };
+            raw.accumulate(&s);
+        }
+        Ok(raw)
+    }
+
+    fn run(&mut self, shutdown: Arc<AtomicBool>) -> Result<UserExitInfo> {
+        let (res_ch, req_ch) = self.stats_server.channels();
+        while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
+            match req_ch.recv_timeout(Duration::from_millis(250)) {
+                Ok(()) => res_ch.send((
+                    self.read_stats()?,
+                    self.nr_cpus,
+                    self.slice_us,
+                    self.stall_us,
+                ))?,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(e) => Err(e)?,
+            }
+        }
+        let _ = self.struct_ops.take();
+        uei_report!(&self.skel, uei)
+    }
+}
+
+impl Drop for Scheduler<'_> {
+    fn drop(&mut self) {
+        info!("unregistering {SCHEDULER_NAME}");
+    }
+}
+
+fn init_log(verbose: bool) -> Result<()> {
+    let mut cfg = simplelog::ConfigBuilder::new();
+    cfg.set_time_level(simplelog::LevelFilter::Error)
+        .set_location_level(simplelog::LevelFilter::Off)
+        .set_target_level(simplelog::LevelFilter::Off)
+        .set_thread_level(simplelog::LevelFilter::Off);
+    simplelog::TermLogger::init(
+        if verbose {
+            simplelog::LevelFilter::Debug
+        } else {
+            simplelog::LevelFilter::Info
+        },
+        cfg.build(),
+        simplelog::TerminalMode::Stderr,
+        simplelog::ColorChoice::Never,
+    )?;
+    Ok(())
+}
+
+fn run(opts: Opts) -> Result<()> {
+    if opts.version {
+        println!(
+            "{SCHEDULER_NAME} {}",
+            build_id::full_version(env!("CARGO_PKG_VERSION"))
+        );
+        return Ok(());
+    }
+    if opts.help_stats {
+        stats::server_data().describe_meta(&mut std::io::stdout(), None)?;
+        return Ok(());
+    }
+    init_log(opts.verbose)?;
+
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let sd = shutdown.clone();
+    ctrlc::set_handler(move || sd.store(true, Ordering::Relaxed))
+        .context("installing the SIGINT/SIGTERM handler")?;
+
+    if let Some(intv) = opts.monitor {
+        preflight::check_monitor()?;
+        return stats::monitor(Duration::from_secs_f64(intv), shutdown, opts.json);
+    }
+
+    preflight::check_load()?;
+
+    if let Some(intv) = opts.stats {
+        let sd = shutdown.clone();
+        std::thread::spawn(move || {
+            if let Err(e) = stats::monitor(Duration::from_secs_f64(intv), sd, false) {
+                warn!("stats monitor stopped: {e:#}");
+            }
+        });
+    }
+
+    let mut open_object = MaybeUninit::uninit();
+    loop {
+        let mut sched = Scheduler::init(&opts, &mut open_object)?;
+        let uei = sched.run(shutdown.clone())?;
+        if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {
+            info!("the kernel asked for a restart (e.g. CPU hotplug): reloading");
+            continue;
+        }
+        break;
+    }
+    Ok(())
+}
+
+fn main() {
+    let opts = match Opts::try_parse() {
+        Ok(o) => o,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                e.exit();
+            }
+            // One line: what is wrong and where to look.
+            let msg = e.to_string();
+            let first = msg.lines().next().unwrap_or("invalid arguments");
+            let first = first.trim_start_matches("error: ");
+            eprintln!("{SCHEDULER_NAME}: {first} (see {SCHEDULER_NAME} --help)");
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = run(opts) {
+        eprintln!("{SCHEDULER_NAME}: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_parse_and_validate() {
+        let o = Opts::try_parse_from(["scx_wakeplace", "--slice-us", "3000", "--stats", "1"]).unwrap();
+        assert_eq!(o.slice_us, Some(3000));
+        assert_eq!(o.stats, Some(1.0));
+        assert_eq!(o.stall_us, 500);
+        for bad in [
+            vec!["--slice-us", "0"],
+            vec!["--slice-us", "abc"],
+            vec!["--stats", "-1"],
+            vec!["--monitor", "nan"],
+            vec!["--stall-us", "0"],
+            vec!["--json"],
+            vec!["--no-such-flag"],
+        ] {
+            let mut args = vec!["scx_wakeplace"];
+            args.extend(bad.iter());
+            assert!(Opts::try_parse_from(&args).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn default_slice_follows_eevdf_scaling() {
+        assert_eq!(default_slice_us(1), 750);
+        assert_eq!(default_slice_us(2), 1500);
+        assert_eq!(default_slice_us(4), 2250);
+        assert_eq!(default_slice_us(8), 3000);
+        assert_eq!(default_slice_us(128), 3000);
+    }
+
+    #[test]
+    fn layout_from_smt_topology() {
+        // 2 cores x 2 threads, siblings 0-1 and 2-3, one LLC.
+        let t = [
+            (0, (0, 0), (0, 0, 0)),
+            (1, (0, 0), (0, 0, 0)),
+            (2, (0, 0), (0, 0, 1)),
+            (3, (0, 0), (0, 0, 1)),
+        ];
+        let l = cpu_layout(&t).unwrap();
+        assert_eq!(l.nr_cpu_ids, 4);
+        assert_eq!(l.llc, vec![0, 0, 0, 0]);
+        assert_eq!(l.core, vec![0, 0, 1, 1]);
+    }
+
+    #[test]
+    fn layout_with_offline_hole_and_two_llcs() {
+        let t = [(0, (0, 7), (0, 0, 3)), (2, (0, 9), (0, 0, 5))];
+        let l = cpu_layout(&t).unwrap();
+        assert_eq!(l.nr_cpu_ids, 3);
+        assert_ne!(l.llc[0], l.llc[2]);
+        // The missing CPU 1 shares nothing with anyone.
+        assert_ne!(l.llc[1], l.llc[0]);
+        assert_ne!(l.core[1], l.core[0]);
+        assert!(cpu_layout(&[]).is_err());
+        assert!(cpu_layout(&[(MAX_CPUS, (0, 0), (0, 0, 0))]).is_err());
+    }
+}

@@ -1,0 +1,343 @@
+// Scheduler statistics: raw per-CPU counters from BPF (struct wp_stats in
+// src/bpf/intf.h), summed here, turned into per-interval Metrics and served
+// through scx_stats (JSON) and a one-line human format.
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+use scx_stats::prelude::*;
+use scx_stats_derive::{stat_doc, Stats};
+use serde::{Deserialize, Serialize};
+
+use crate::bpf_intf;
+
+pub const NR_STATS: usize = bpf_intf::wp_stat_idx_WP_ST_NR as usize;
+pub const LAT_BUCKETS: usize = bpf_intf::wp_consts_WP_LAT_BUCKETS as usize;
+const LAT_SUB: u64 = bpf_intf::wp_consts_WP_LAT_SUB as u64;
+
+/// Counters summed over CPUs, cumulative since load.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RawStats {
+    pub cnt: [u64; NR_STATS],
+    pub lat_hist: [u64; LAT_BUCKETS],
+    pub lat_max_ns: u64,
+    pub lat_sum_ns: u64,
+}
+
+impl Default for RawStats {
+    fn default() -> Self {
+        Self {
+            cnt: [0; NR_STATS],
+            lat_hist: [0; LAT_BUCKETS],
+            lat_max_ns: 0,
+            lat_sum_ns: 0,
+        }
+    }
+}
+
+impl RawStats {
+    /// Add one CPU's counters.
+    pub fn accumulate(&mut self, s: &bpf_intf::wp_stats) {
+        for (a, b) in self.cnt.iter_mut().zip(s.cnt.iter()) {
+            *a += *b;
+        }
+        for (a, b) in self.lat_hist.iter_mut().zip(s.lat_hist.iter()) {
+            *a += *b;
+        }
+        self.lat_max_ns = self.lat_max_ns.max(s.lat_max_ns);
+        self.lat_sum_ns += s.lat_sum_ns;
+    }
+
+    fn get(&self, idx: u32) -> u64 {
+        self.cnt[idx as usize]
+    }
+}
+
+/// Upper bound, in ns, of latency histogram bucket `b` (mirrors the BPF side:
+/// 4 buckets per power of two; values below 4 ns have a bucket each).
+pub fn bucket_upper_ns(b: usize) -> u64 {
+    let b = b as u64;
+    if b < LAT_SUB {
+        return b + 1;
+    }
+    let msb = b / LAT_SUB;
+    let sub = b % LAT_SUB;
+    if msb < 2 {
+        // Buckets 4..7 are never filled (values < 4 use 0..3).
+        return 4;
+    }
+    (LAT_SUB + sub + 1) << (msb - 2)
+}
+
+#[cfg(test)]
+/// Bucket a latency the way the BPF side does (used by tests to check the
+/// two agree).
+pub fn bucket_of_ns(v: u64) -> usize {
+    if v < LAT_SUB {
+        return v as usize;
+    }
+    let msb = 63 - v.leading_zeros() as u64;
+    let b = msb * LAT_SUB + ((v >> (msb - 2)) & (LAT_SUB - 1));
+    (b as usize).min(LAT_BUCKETS - 1)
+}
+
+/// The `q` quantile (0..=1) of a histogram, as the upper bound of the bucket
+/// that holds it; 0 when empty.
+pub fn hist_quantile_ns(hist: &[u64], q: f64) -> u64 {
+    let total: u64 = hist.iter().sum();
+    if total == 0 {
+        return 0;
+    }
+    let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
+    let mut seen = 0;
+    for (b, n) in hist.iter().enumerate() {
+        seen += n;
+        if seen >= rank {
+            return bucket_upper_ns(b);
+        }
+    }
+    bucket_upper_ns(hist.len() - 1)
+}
+
+#[stat_doc]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
+#[stat(top)]
+pub struct Metrics {
+    #[stat(desc = "Online CPUs the scheduler manages")]
+    pub nr_cpus: u64,
+    #[stat(desc = "Time slice (us)")]
+    pub slice_us: u64,
+    #[stat(desc = "Stall threshold for wake-to-run latency (us)")]
+    pub stall_threshold_us: u64,
+    #[stat(desc = "Tasks woken")]
+    pub wakeups: u64,
+    #[stat(desc = "Wakeups queued on a busy CPU while an idle CPU in the task's affinity existed")]
+    pub waited_while_idle: u64,
+    #[stat(desc = "Wakeups whose wake-to-run latency reached the stall threshold")]
+    pub stalls: u64,
+    #[stat(desc = "Wake-to-run latency median (us, histogram bucket upper bound)")]
+    pub lat_p50_us: f64,
+    #[stat(desc = "Wake-to-run latency 99th percentile (us, histogram bucket upper bound)")]
+    pub lat_p99_us: f64,
+    #[stat(desc = "Wake-to-run latency maximum in the interval (us, histogram bucket upper bound)")]
+    pub lat_max_us: f64,
+    #[stat(desc = "Wake-to-run latency mean (us)")]
+    pub lat_avg_us: f64,
+    #[stat(desc = "Largest wake-to-run latency since load (us, exact)")]
+    pub lat_max_ever_us: f64,
+    #[stat(desc = "Tasks that started running on a CPU other than their last one")]
+    pub migrations: u64,
+    #[stat(desc = "Dispatches from the CPU's own queue")]
+    pub dispatch_local: u64,
+    #[stat(desc = "Dispatches pulled from another CPU's queue")]
+    pub dispatch_stolen: u64,
+    #[stat(desc = "Dispatches that kept the previous task (still earliest eligible deadline)")]
+    pub dispatch_keep: u64,
+    #[stat(desc = "Idle CPUs kicked because work was queued for them")]
+    pub kick_idle: u64,
+    #[stat(desc = "Busy CPUs kicked to preempt their task for a wakee")]
+    pub kick_preempt: u64,
+    #[stat(desc = "Idle CPUs kicked from the tick to pull queued work")]
+    pub kick_balance: u64,
+    #[stat(desc = "CPU selection: prev CPU was idle")]
+    pub sel_prev: u64,
+    #[stat(desc = "CPU selection: wake-affine target (waker's CPU) was idle")]
+    pub sel_target: u64,
+    #[stat(desc = "CPU selection: idle core in the LLC")]
+    pub sel_idle_core: u64,
+    #[stat(desc = "CPU selection: idle SMT thread in the LLC")]
+    pub sel_idle_cpu: u64,
+    #[stat(desc = "CPU selection: nothing idle, queued on the target")]
+    pub sel_busy: u64,
+    #[stat(desc = "Tasks that blocked while ineligible (negative lag)")]
+    pub ineligible_blocks: u64,
+}
+
+impl Metrics {
+    /// Metrics for the interval between two cumulative snapshots.
+    pub fn from_delta(cur: &RawStats, prev: &RawStats, nr_cpus: u64, slice_us: u64, stall_us: u64) -> Self {
+        use crate::bpf_intf as i;
+        let d = |idx: u32| cur.get(idx).saturating_sub(prev.get(idx));
+        let hist: Vec<u64> = cur
+            .lat_hist
+            .iter()
+            .zip(prev.lat_hist.iter())
+            .map(|(c, p)| c.saturating_sub(*p))
+            .collect();
+        let nr_lat: u64 = hist.iter().sum();
+        let lat_max_ns = hist
+            .iter()
+            .rposition(|n| *n > 0)
+            .map(bucket_upper_ns)
+            .unwrap_or(0);
+        let sum = cur.lat_sum_ns.saturating_sub(prev.lat_sum_ns);
+        Self {
+            nr_cpus,
+            slice_us,
+            stall_threshold_us: stall_us,
+            wakeups: d(i::wp_stat_idx_WP_ST_WAKEUPS),
+            waited_while_idle: d(i::wp_stat_idx_WP_ST_WAKE_BUSY_IDLE),
+            stalls: d(i::wp_stat_idx_WP_ST_STALLS),
+            lat_p50_us: hist_quantile_ns(&hist, 0.50) as f64 / 1000.0,
+            lat_p99_us: hist_quantile_ns(&hist, 0.99) as f64 / 1000.0,
+            lat_max_us: lat_max_ns as f64 / 1000.0,
+            lat_avg_us: if nr_lat > 0 {
+                sum as f64 / nr_lat as f64 / 1000.0
+            } else {
+                0.0
+            },
+            lat_max_ever_us: cur.lat_max_ns as f64 / 1000.0,
+            migrations: d(i::wp_stat_idx_WP_ST_MIGRATIONS),
+            dispatch_local: d(i::wp_stat_idx_WP_ST_DISPATCH_LOCAL),
+            dispatch_stolen: d(i::wp_stat_idx_WP_ST_DISPATCH_STOLEN),
+            dispatch_keep: d(i::wp_stat_idx_WP_ST_DISPATCH_KEEP),
+            kick_idle: d(i::wp_stat_idx_WP_ST_KICK_IDLE),
+            kick_preempt: d(i::wp_stat_idx_WP_ST_KICK_PREEMPT),
+            kick_balance: d(i::wp_stat_idx_WP_ST_KICK_BALANCE),
+            sel_prev: d(i::wp_stat_idx_WP_ST_SEL_PREV),
+            sel_target: d(i::wp_stat_idx_WP_ST_SEL_TARGET),
+            sel_idle_core: d(i::wp_stat_idx_WP_ST_SEL_IDLE_CORE),
+            sel_idle_cpu: d(i::wp_stat_idx_WP_ST_SEL_IDLE_CPU),
+            sel_busy: d(i::wp_stat_idx_WP_ST_SEL_BUSY),
+            ineligible_blocks: d(i::wp_stat_idx_WP_ST_INELIGIBLE_BLOCKS),
+        }
+    }
+
+    /// One line per interval for humans.
+    pub fn format<W: Write>(&self, w: &mut W) -> Result<()> {
+        writeln!(
+            w,
+            "[wakeplace] wake {:>6} idle-wait {:>4} stall {:>4} | lat p50 {:>7.1} p99 {:>8.1} max {:>8.1} us \
+             | migr {:>5} disp l/s/k {}/{}/{} | kick i/p/b {}/{}/{} | sel p/t/c/s/b {}/{}/{}/{}/{}",
+            self.wakeups,
+            self.waited_while_idle,
+            self.stalls,
+            self.lat_p50_us,
+            self.lat_p99_us,
+            self.lat_max_us,
+            self.migrations,
+            self.dispatch_local,
+            self.dispatch_stolen,
+            self.dispatch_keep,
+            self.kick_idle,
+            self.kick_preempt,
+            self.kick_balance,
+            self.sel_prev,
+            self.sel_target,
+            self.sel_idle_core,
+            self.sel_idle_cpu,
+            self.sel_busy,
+        )?;
+        Ok(())
+    }
+}
+
+/// A request from a stats client, answered by the scheduler loop with the
+/// cumulative counters.
+pub type StatsReq = ();
+pub type StatsRes = (RawStats, u64, u64, u64);
+
+pub fn server_data() -> StatsServerData<StatsReq, StatsRes> {
+    let open: Box<dyn StatsOpener<StatsReq, StatsRes>> = Box::new(move |(req_ch, res_ch)| {
+        req_ch.send(())?;
+        let (mut prev, ..) = res_ch.recv()?;
+
+        let read: Box<dyn StatsReader<StatsReq, StatsRes>> =
+            Box::new(move |_args, (req_ch, res_ch)| {
+                req_ch.send(())?;
+                let (cur, nr_cpus, slice_us, stall_us) = res_ch.recv()?;
+                let m = Metrics::from_delta(&cur, &prev, nr_cpus, slice_us, stall_us);
+                prev = cur;
+                m.to_json()
+            });
+        Ok(read)
+    });
+
+    StatsServerData::new()
+        .add_meta(Metrics::meta())
+        .add_ops("top", StatsOps { open, close: None })
+}
+
+/// Print one line per interval from a running instance's stats socket.
+pub fn monitor(intv: Duration, shutdown: Arc<AtomicBool>, json: bool) -> Result<()> {
+    scx_utils::monitor_stats::<Metrics>(
+        &[],
+        intv,
+        || shutdown.load(Ordering::Relaxed),
+        |m| {
+            let mut out = std::io::stdout();
+            if json {
+                writeln!(out, "{}", serde_json::to_string(&m)?)?;
+            } else {
+                m.format(&mut out)?;
+            }
+            out.flush()?;
+            Ok(())
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_monotonic_and_cover_their_values() {
+        let mut last = 0;
+        for b in 8..LAT_BUCKETS {
+            let up = bucket_upper_ns(b);
+            assert!(up > last, "bucket {b} upper {up} <= {last}");
+            last = up;
+        }
+        for v in [0u64, 1, 3, 4, 5, 7, 8, 100, 999, 1_000, 65_535, 500_000, 1 << 40] {
+            let b = bucket_of_ns(v);
+            assert!(v < bucket_upper_ns(b), "{v} not below upper bound of bucket {b}");
+            if b > 8 {
+                assert!(v >= bucket_upper_ns(b - 1), "{v} below bucket {b}'s lower bound");
+            }
+        }
+    }
+
+    #[test]
+    fn quantiles_from_histogram() {
+        let mut h = vec![0u64; LAT_BUCKETS];
+        // 99 samples around 10 us, one at ~1 ms.
+        h[bucket_of_ns(10_000)] = 99;
+        h[bucket_of_ns(1_000_000)] = 1;
+        let p50 = hist_quantile_ns(&h, 0.5);
+        let p99 = hist_quantile_ns(&h, 0.99);
+        let max = hist_quantile_ns(&h, 1.0);
+        assert!((10_000..12_500).contains(&p50), "p50 {p50}");
+        assert_eq!(p50, p99);
+        assert!((1_000_000..1_250_000).contains(&max), "max {max}");
+        assert_eq!(hist_quantile_ns(&vec![0; LAT_BUCKETS], 0.5), 0);
+    }
+
+    #[test]
+    fn delta_subtracts_and_formats() {
+        let mut prev = RawStats::default();
+        let mut cur = RawStats::default();
+        prev.cnt[bpf_intf::wp_stat_idx_WP_ST_WAKEUPS as usize] = 10;
+        cur.cnt[bpf_intf::wp_stat_idx_WP_ST_WAKEUPS as usize] = 25;
+        cur.cnt[bpf_intf::wp_stat_idx_WP_ST_WAKE_BUSY_IDLE as usize] = 3;
+        cur.lat_hist[bucket_of_ns(2_000)] = 15;
+        cur.lat_sum_ns = 30_000;
+        cur.lat_max_ns = 9_000;
+        let m = Metrics::from_delta(&cur, &prev, 4, 2250, 500);
+        assert_eq!(m.wakeups, 15);
+        assert_eq!(m.waited_while_idle, 3);
+        assert!((m.lat_avg_us - 2.0).abs() < 1e-9);
+        assert_eq!(m.lat_max_ever_us, 9.0);
+        let mut out = Vec::new();
+        m.format(&mut out).unwrap();
+        let line = String::from_utf8(out).unwrap();
+        assert!(line.starts_with("[wakeplace] wake     15 idle-wait    3"), "{line}");
+        assert_eq!(line.lines().count(), 1);
+        // JSON round trip keeps every field.
+        let j = serde_json::to_string(&m).unwrap();
+        let back: Metrics = serde_json::from_str(&j).unwrap();
+        assert_eq!(back.wakeups, 15);
+    }
+}
