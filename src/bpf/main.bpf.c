@@ -245,18 +245,32 @@ static bool allowed_cpu_idle(struct task_struct *p, s32 except)
 	return found;
 }
 
+/*
+ * Topology lookups. barrier_var() keeps clang from merging the two range
+ * checks, which would hide each index's bound from the verifier.
+ */
+static __always_inline u32 topo_of(const volatile u32 *arr, s32 cpu)
+{
+	u32 i = cpu;
+
+	if (i >= WP_MAX_CPUS)
+		return (u32)-1 - 1;
+	barrier_var(i);
+	return arr[i & (WP_MAX_CPUS - 1)];
+}
+
 static __always_inline bool same_llc(s32 a, s32 b)
 {
-	if (a < 0 || a >= WP_MAX_CPUS || b < 0 || b >= WP_MAX_CPUS)
-		return false;
-	return cpu_llc[a] == cpu_llc[b];
+	u32 la = topo_of(cpu_llc, a), lb = topo_of(cpu_llc, b);
+
+	return la == lb && la < (u32)-2;
 }
 
 static __always_inline bool same_core(s32 a, s32 b)
 {
-	if (a < 0 || a >= WP_MAX_CPUS || b < 0 || b >= WP_MAX_CPUS)
-		return false;
-	return cpu_core[a] == cpu_core[b];
+	u32 ca = topo_of(cpu_core, a), cb = topo_of(cpu_core, b);
+
+	return ca == cb && ca < (u32)-2;
 }
 
 static __always_inline bool claim_idle(struct task_struct *p, s32 cpu)
