@@ -1,17 +1,32 @@
 // Compiles src/bpf/main.bpf.c into a skeleton and src/bpf/intf.h into Rust
-// bindings. The BPF compiler is clang (BPF_CLANG, default `clang`); sched_ext
-// needs clang >= 16, and this project pins clang-19 (see tools/versions.env).
+// bindings. The BPF compiler is $BPF_CLANG, else `clang`, else `clang-19`
+// (the version this project pins in tools/versions.env).
 use std::process::Command;
 
+fn works(clang: &str) -> bool {
+    Command::new(clang)
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
 fn main() {
-    let clang = std::env::var("BPF_CLANG").unwrap_or_else(|_| "clang".into());
     println!("cargo:rerun-if-env-changed=BPF_CLANG");
-    if Command::new(&clang).arg("--version").output().is_err() {
+    let clang = match std::env::var("BPF_CLANG") {
+        Ok(c) => c,
+        Err(_) if works("clang") => "clang".into(),
+        Err(_) => "clang-19".into(),
+    };
+    if !works(&clang) {
         panic!(
             "BPF compiler `{clang}` not found: install Debian's clang-19 \
              (apt-get install clang-19) and build with BPF_CLANG=clang-19"
         );
     }
+    // scx_cargo reads BPF_CLANG itself.
+    // SAFETY: the build script is single-threaded here.
+    unsafe { std::env::set_var("BPF_CLANG", &clang) };
     scx_cargo::BpfBuilder::new()
         .unwrap()
         .enable_intf("src/bpf/intf.h", "bpf_intf.rs")

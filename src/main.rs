@@ -22,8 +22,8 @@ use log::{info, warn};
 use scx_stats::prelude::*;
 use scx_utils::libbpf_clap_opts::LibbpfOpts;
 use scx_utils::{
-    build_id, scx_ops_attach, scx_ops_load, scx_ops_open, try_set_rlimit_infinity,
-    uei_exited, uei_report, Topology, UserExitInfo,
+    build_id, scx_ops_attach, scx_ops_load, scx_ops_open, try_set_rlimit_infinity, uei_exited,
+    uei_report, Topology, UserExitInfo,
 };
 
 use stats::{RawStats, StatsReq, StatsRes};
@@ -108,9 +108,12 @@ pub struct CpuLayout {
     pub core: Vec<u32>,
 }
 
+/// A CPU with the keys that identify its LLC and its core.
+pub type CpuKeys = (usize, (usize, usize), (usize, usize, usize));
+
 /// Turn (cpu, llc key, core key) triples into dense ids. CPUs missing from
 /// the topology (offline) get an id of their own so they never match.
-pub fn cpu_layout(cpus: &[(usize, (usize, usize), (usize, usize, usize))]) -> Result<CpuLayout> {
+pub fn cpu_layout(cpus: &[CpuKeys]) -> Result<CpuLayout> {
     let nr_cpu_ids = cpus.iter().map(|c| c.0 + 1).max().unwrap_or(0);
     if nr_cpu_ids == 0 {
         bail!("no CPUs in the topology");
@@ -356,7 +359,8 @@ mod tests {
 
     #[test]
     fn options_parse_and_validate() {
-        let o = Opts::try_parse_from(["scx_wakeplace", "--slice-us", "3000", "--stats", "1"]).unwrap();
+        let o =
+            Opts::try_parse_from(["scx_wakeplace", "--slice-us", "3000", "--stats", "1"]).unwrap();
         assert_eq!(o.slice_us, Some(3000));
         assert_eq!(o.stats, Some(1.0));
         assert_eq!(o.stall_us, 500);

@@ -85,14 +85,21 @@ mod tests {
 
     #[test]
     fn each_bad_environment_has_its_message() {
-        let e = check_env(false, ScxState::Disabled).unwrap_err().to_string();
+        let e = check_env(false, ScxState::Disabled)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("must run as root"), "{e}");
-        let e = check_env(true, ScxState::NoSchedExt).unwrap_err().to_string();
+        let e = check_env(true, ScxState::NoSchedExt)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no sched_ext"), "{e}");
         let e = check_env(true, ScxState::Busy("enabled".into(), "x".into()))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("another sched_ext scheduler") && e.contains("x"), "{e}");
+        assert!(
+            e.contains("another sched_ext scheduler") && e.contains("x"),
+            "{e}"
+        );
         assert!(check_env(true, ScxState::Disabled).is_ok());
     }
 }

@@ -121,7 +121,9 @@ pub struct Metrics {
     pub lat_p50_us: f64,
     #[stat(desc = "Wake-to-run latency 99th percentile (us, histogram bucket upper bound)")]
     pub lat_p99_us: f64,
-    #[stat(desc = "Wake-to-run latency maximum in the interval (us, histogram bucket upper bound)")]
+    #[stat(
+        desc = "Wake-to-run latency maximum in the interval (us, histogram bucket upper bound)"
+    )]
     pub lat_max_us: f64,
     #[stat(desc = "Wake-to-run latency mean (us)")]
     pub lat_avg_us: f64,
@@ -157,7 +159,13 @@ pub struct Metrics {
 
 impl Metrics {
     /// Metrics for the interval between two cumulative snapshots.
-    pub fn from_delta(cur: &RawStats, prev: &RawStats, nr_cpus: u64, slice_us: u64, stall_us: u64) -> Self {
+    pub fn from_delta(
+        cur: &RawStats,
+        prev: &RawStats,
+        nr_cpus: u64,
+        slice_us: u64,
+        stall_us: u64,
+    ) -> Self {
         use crate::bpf_intf as i;
         let d = |idx: u32| cur.get(idx).saturating_sub(prev.get(idx));
         let hist: Vec<u64> = cur
@@ -291,11 +299,31 @@ mod tests {
             assert!(up > last, "bucket {b} upper {up} <= {last}");
             last = up;
         }
-        for v in [0u64, 1, 3, 4, 5, 7, 8, 100, 999, 1_000, 65_535, 500_000, 1 << 40] {
+        for v in [
+            0u64,
+            1,
+            3,
+            4,
+            5,
+            7,
+            8,
+            100,
+            999,
+            1_000,
+            65_535,
+            500_000,
+            1 << 40,
+        ] {
             let b = bucket_of_ns(v);
-            assert!(v < bucket_upper_ns(b), "{v} not below upper bound of bucket {b}");
+            assert!(
+                v < bucket_upper_ns(b),
+                "{v} not below upper bound of bucket {b}"
+            );
             if b > 8 {
-                assert!(v >= bucket_upper_ns(b - 1), "{v} below bucket {b}'s lower bound");
+                assert!(
+                    v >= bucket_upper_ns(b - 1),
+                    "{v} below bucket {b}'s lower bound"
+                );
             }
         }
     }
@@ -333,7 +361,10 @@ mod tests {
         let mut out = Vec::new();
         m.format(&mut out).unwrap();
         let line = String::from_utf8(out).unwrap();
-        assert!(line.starts_with("[wakeplace] wake     15 idle-wait    3"), "{line}");
+        assert!(
+            line.starts_with("[wakeplace] wake     15 idle-wait    3"),
+            "{line}"
+        );
         assert_eq!(line.lines().count(), 1);
         // JSON round trip keeps every field.
         let j = serde_json::to_string(&m).unwrap();

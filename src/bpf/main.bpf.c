@@ -366,7 +366,6 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct task_ctx *tctx = lookup_task_ctx(p);
-	struct cpu_ctx *cctx;
 	bool busy;
 
 	if (!tctx) {
@@ -380,17 +379,16 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 
 	scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), slice_ns, tctx->deadline, enq_flags);
 
-	cctx = lookup_cpu_ctx(cpu);
 	if (!busy && cpu != bpf_get_smp_processor_id()) {
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		stat_inc(WP_ST_KICK_IDLE);
-	} else if ((enq_flags & SCX_ENQ_WAKEUP) && cctx && cctx->curr_pid &&
-		   cctx->curr_pid != p->pid && (s64)(tctx->deadline - cctx->curr_deadline) < 0 &&
-		   task_lag(tctx, cpu) >= 0) {
-		/* check_preempt_wakeup_fair(): an eligible wakee with an earlier deadline. */
-		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
-		stat_inc(WP_ST_KICK_PREEMPT);
 	}
+	/*
+	 * No wakeup preemption: 6.12's check_preempt_wakeup_fair() with
+	 * RUN_TO_PARITY lets the running task finish its protected request
+	 * (until its deadline) unless the wakee asked for a shorter slice,
+	 * and every task here has the same slice. The slice end does the rest.
+	 */
 }
 
 /* Take the first eligible task of @cpu's queue, else its earliest deadline. */

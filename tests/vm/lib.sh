@@ -1,0 +1,60 @@
+# Helpers for the VM tests (sourced; run inside the sched_ext guest as root).
+# Each test script exits 0 on pass, non-zero on failure, and says why.
+set -u
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BIN=${WAKEPLACE_BIN:-$ROOT/target/release/scx_wakeplace}
+OUT=${WAKEPLACE_OUT:-/tmp}
+SCX=/sys/kernel/sched_ext
+
+log() { echo "  [$(date +%T)] $*"; }
+fail() { echo "  FAIL: $*"; exit 1; }
+
+scx_state() { cat $SCX/state 2>/dev/null || echo missing; }
+scx_ops() { cat $SCX/root/ops 2>/dev/null || echo none; }
+
+# wait_state STATE SECS: poll until sched_ext reaches STATE.
+wait_state() {
+	local want=$1 secs=$2 i
+	for i in $(seq 1 $((secs * 10))); do
+		[ "$(scx_state)" = "$want" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# start_sched LOGFILE [ARGS...]: start scx_wakeplace in the background and
+# wait until the kernel says it is enabled and names it. Sets SCHED_PID.
+start_sched() {
+	local logf=$1
+	shift
+	"$BIN" "$@" >"$logf" 2>&1 &
+	SCHED_PID=$!
+	if ! wait_state enabled 60; then
+		cat "$logf"
+		fail "scx_wakeplace never got enabled (state: $(scx_state))"
+	fi
+	case "$(scx_ops)" in
+	wakeplace*) ;;
+	*) fail "root/ops is '$(scx_ops)', not wakeplace" ;;
+	esac
+	log "enabled: ops=$(scx_ops) pid=$SCHED_PID"
+}
+
+# stop_sched SIGNAL: signal the loader, wait for it and for 'disabled'.
+stop_sched() {
+	local sig=$1 rc=0
+	kill -"$sig" "$SCHED_PID" 2>/dev/null || true
+	wait "$SCHED_PID" || rc=$?
+	wait_state disabled 5 || fail "state still '$(scx_state)' after SIG$sig"
+	SCHED_RC=$rc
+}
+
+# The kernel's own verdict: an ejection prints "disabled (" + reason other
+# than "unregistered from user space".
+check_no_ejection() {
+	if dmesg | grep 'sched_ext:' | grep 'disabled' | grep -v 'unregistered from user space' | grep -q .; then
+		dmesg | grep 'sched_ext' | tail -20
+		fail "the kernel ejected the scheduler"
+	fi
+}
