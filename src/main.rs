@@ -5,6 +5,8 @@
 mod bpf_skel;
 pub use bpf_skel::*;
 pub mod bpf_intf;
+mod policy;
+mod prefcore;
 mod preflight;
 mod stats;
 
@@ -26,10 +28,12 @@ use scx_utils::{
     uei_report, Topology, UserExitInfo,
 };
 
-use stats::{RawStats, StatsReq, StatsRes};
+use policy::PolicySet;
+use stats::{RawStats, SchedInfo, StatsReq, StatsRes};
 
 pub const SCHEDULER_NAME: &str = "scx_wakeplace";
 const MAX_CPUS: usize = bpf_intf::wp_consts_WP_MAX_CPUS as usize;
+const MAX_SMT: usize = bpf_intf::wp_consts_WP_MAX_SMT as usize;
 
 /// scx_wakeplace: A/B test proposed Linux wakeup-placement fixes on a stock
 /// sched_ext kernel.
@@ -41,6 +45,30 @@ const MAX_CPUS: usize = bpf_intf::wp_consts_WP_MAX_CPUS as usize;
 #[derive(Debug, Parser)]
 #[command(name = "scx_wakeplace", disable_version_flag = true)]
 pub struct Opts {
+    /// Policy set: presets `stock` (what EEVDF does) and `proposed`, and
+    /// family=variant items, comma-separated, later items winning, e.g.
+    /// `stock,delayed=migrate`. See --list-policies.
+    #[clap(short = 'p', long, default_value = "stock", value_parser = parse_policy)]
+    pub policy: PolicySet,
+
+    /// List every policy family and variant with its source thread, and exit.
+    #[clap(long)]
+    pub list_policies: bool,
+
+    /// Switch the policy set of the running instance (through its stats
+    /// socket, root only) and exit; loads nothing.
+    #[clap(long, value_name = "SPEC", value_parser = parse_policy_spec)]
+    pub set_policy: Option<String>,
+
+    /// Preferred-core ranking override for the asym family, CPUS:RANK items,
+    /// e.g. 1:211,2:216,3:231 (replaces sysfs values for those CPUs).
+    #[clap(long, value_name = "LIST")]
+    pub cpu_rank: Option<String>,
+
+    /// highest_perf override for the asym family, CPUS:PERF items, e.g. 1-3:166.
+    #[clap(long, value_name = "LIST")]
+    pub cpu_perf: Option<String>,
+
     /// Time slice in microseconds. Default: EEVDF's base slice for this
     /// machine, 750 us * (1 + log2(min(nr_cpus, 8))).
     #[clap(short = 's', long, value_parser = clap::value_parser!(u64).range(50..=100_000))]
@@ -83,6 +111,16 @@ pub struct Opts {
     pub libbpf: LibbpfOpts,
 }
 
+fn parse_policy(s: &str) -> std::result::Result<PolicySet, String> {
+    PolicySet::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_policy_spec(s: &str) -> std::result::Result<String, String> {
+    PolicySet::parse(s)
+        .map(|_| s.to_string())
+        .map_err(|e| e.to_string())
+}
+
 fn parse_interval(s: &str) -> std::result::Result<f64, String> {
     let v: f64 = s
         .parse()
@@ -106,6 +144,8 @@ pub struct CpuLayout {
     pub nr_cpu_ids: usize,
     pub llc: Vec<u32>,
     pub core: Vec<u32>,
+    /// SMT siblings of each CPU, itself included, at most MAX_SMT.
+    pub sibs: Vec<Vec<u32>>,
 }
 
 /// A CPU with the keys that identify its LLC and its core.
@@ -137,10 +177,20 @@ pub fn cpu_layout(cpus: &[CpuKeys]) -> Result<CpuLayout> {
             *c = 0x8000_0000 | i as u32;
         }
     }
+    let sibs = (0..nr_cpu_ids)
+        .map(|cpu| {
+            (0..nr_cpu_ids)
+                .filter(|o| core[*o] == core[cpu])
+                .take(MAX_SMT)
+                .map(|o| o as u32)
+                .collect()
+        })
+        .collect();
     Ok(CpuLayout {
         nr_cpu_ids,
         llc,
         core,
+        sibs,
     })
 }
 
@@ -148,9 +198,8 @@ struct Scheduler<'a> {
     skel: BpfSkel<'a>,
     struct_ops: Option<libbpf_rs::Link>,
     stats_server: StatsServer<StatsReq, StatsRes>,
-    nr_cpus: u64,
-    slice_us: u64,
-    stall_us: u64,
+    info: SchedInfo,
+    policy: PolicySet,
 }
 
 impl<'a> Scheduler<'a> {
@@ -198,24 +247,84 @@ impl<'a> Scheduler<'a> {
         rodata.stall_ns = opts.stall_us * 1000;
         rodata.nr_cpus = layout.nr_cpu_ids as u32;
         rodata.smt_enabled = topo.smt_enabled;
+        let (rank_ovr, perf_ovr) =
+            prefcore::check_overrides(&opts.cpu_rank, &opts.cpu_perf, layout.nr_cpu_ids)?;
+        let mut pc = prefcore::PrefCore::from_sysfs(
+            std::path::Path::new("/sys/devices/system/cpu"),
+            layout.nr_cpu_ids,
+        );
+        pc.apply_overrides(rank_ovr.as_ref(), perf_ovr.as_ref());
+        rodata.asym_avail = pc.available();
         for cpu in 0..layout.nr_cpu_ids {
             rodata.cpu_llc[cpu] = layout.llc[cpu];
             rodata.cpu_core[cpu] = layout.core[cpu];
+            rodata.cpu_nr_sibs[cpu] = layout.sibs[cpu].len() as u32;
+            for (k, sib) in layout.sibs[cpu].iter().enumerate() {
+                rodata.cpu_sibs[cpu][k] = *sib;
+            }
+            rodata.cpu_rank[cpu] = pc.rank_or_zero(cpu);
+            rodata.cpu_perf[cpu] = pc.perf_or_zero(cpu);
+        }
+        if pc.available() {
+            let fmt = |v: &Vec<Option<u32>>| {
+                v.iter()
+                    .enumerate()
+                    .filter_map(|(c, x)| x.map(|x| format!("{c}:{x}")))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            info!(
+                "preferred cores ({}): rank {} perf {}",
+                pc.source,
+                fmt(&pc.rank),
+                fmt(&pc.perf)
+            );
+        } else {
+            info!(
+                "no preferred-core rankings ({}): the asym family is a no-op",
+                pc.source
+            );
         }
 
         let mut skel = scx_ops_load!(skel, wakeplace_ops, uei)?;
+        Self::write_policy(&mut skel, &opts.policy);
+        info!("policy: {}", opts.policy);
         let struct_ops = Some(scx_ops_attach!(skel, wakeplace_ops)?);
         let stats_server = StatsServer::new(stats::server_data()).launch()?;
+        restrict_stats_socket();
         info!("{SCHEDULER_NAME} enabled");
 
         Ok(Self {
             skel,
             struct_ops,
             stats_server,
-            nr_cpus,
-            slice_us,
-            stall_us: opts.stall_us,
+            info: SchedInfo {
+                policy: opts.policy.to_string(),
+                nr_cpus,
+                slice_us,
+                stall_us: opts.stall_us,
+            },
+            policy: opts.policy,
         })
+    }
+
+    fn write_policy(skel: &mut BpfSkel<'_>, p: &PolicySet) {
+        let bss = skel.maps.bss_data.as_mut().unwrap();
+        bss.policy.copy_from_slice(&p.0);
+    }
+
+    /// A policy switch from a client: parse, apply, report what is in force.
+    fn switch_policy(&mut self, spec: &str) -> std::result::Result<String, String> {
+        if !spec.is_empty() {
+            let p = PolicySet::parse(spec).map_err(|e| e.to_string())?;
+            Self::write_policy(&mut self.skel, &p);
+            if p != self.policy {
+                info!("policy: {p} (was {})", self.policy);
+            }
+            self.policy = p;
+            self.info.policy = p.to_string();
+        }
+        Ok(self.info.policy.clone())
     }
 
     fn read_stats(&self) -> Result<RawStats> {
@@ -243,18 +352,29 @@ impl<'a> Scheduler<'a> {
         let (res_ch, req_ch) = self.stats_server.channels();
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
             match req_ch.recv_timeout(Duration::from_millis(250)) {
-                Ok(()) => res_ch.send((
+                Ok(StatsReq::Snapshot) => res_ch.send(StatsRes::Snapshot(Box::new((
                     self.read_stats()?,
-                    self.nr_cpus,
-                    self.slice_us,
-                    self.stall_us,
-                ))?,
+                    self.info.clone(),
+                ))))?,
+                Ok(StatsReq::SetPolicy(spec)) => {
+                    res_ch.send(StatsRes::Policy(self.switch_policy(&spec)))?
+                }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(e) => Err(e)?,
             }
         }
         let _ = self.struct_ops.take();
         uei_report!(&self.skel, uei)
+    }
+}
+
+/// Only root may read stats or switch policies: the socket is 0600 (the
+/// directory scx_stats creates it in may be more open).
+fn restrict_stats_socket() {
+    use std::os::unix::fs::PermissionsExt;
+    let path = "/var/run/scx/root/stats";
+    if let Err(e) = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)) {
+        warn!("could not restrict {path} to root: {e}");
     }
 }
 
@@ -295,6 +415,18 @@ fn run(opts: Opts) -> Result<()> {
         stats::server_data().describe_meta(&mut std::io::stdout(), None)?;
         return Ok(());
     }
+    if opts.list_policies {
+        print!("{}", policy::describe());
+        return Ok(());
+    }
+    if let Some(spec) = &opts.set_policy {
+        preflight::check_monitor()?;
+        if !preflight::is_root() {
+            bail!("switching policies needs root (try: sudo scx_wakeplace --set-policy ...)");
+        }
+        println!("policy: {}", stats::set_policy(spec)?);
+        return Ok(());
+    }
     init_log(opts.verbose)?;
 
     let shutdown = Arc::new(AtomicBool::new(false));
@@ -307,6 +439,8 @@ fn run(opts: Opts) -> Result<()> {
         return stats::monitor(Duration::from_secs_f64(intv), shutdown, opts.json);
     }
 
+    // Overrides are checked against this machine before anything is loaded.
+    prefcore::check_overrides(&opts.cpu_rank, &opts.cpu_perf, *scx_utils::NR_CPU_IDS)?;
     preflight::check_load()?;
 
     if let Some(intv) = opts.stats {

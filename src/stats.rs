@@ -22,6 +22,7 @@ const LAT_SUB: u64 = bpf_intf::wp_consts_WP_LAT_SUB as u64;
 pub struct RawStats {
     pub cnt: [u64; NR_STATS],
     pub lat_hist: [u64; LAT_BUCKETS],
+    pub pinned_lat_hist: [u64; LAT_BUCKETS],
     pub lat_max_ns: u64,
     pub lat_sum_ns: u64,
 }
@@ -31,6 +32,7 @@ impl Default for RawStats {
         Self {
             cnt: [0; NR_STATS],
             lat_hist: [0; LAT_BUCKETS],
+            pinned_lat_hist: [0; LAT_BUCKETS],
             lat_max_ns: 0,
             lat_sum_ns: 0,
         }
@@ -44,6 +46,13 @@ impl RawStats {
             *a += *b;
         }
         for (a, b) in self.lat_hist.iter_mut().zip(s.lat_hist.iter()) {
+            *a += *b;
+        }
+        for (a, b) in self
+            .pinned_lat_hist
+            .iter_mut()
+            .zip(s.pinned_lat_hist.iter())
+        {
             *a += *b;
         }
         self.lat_max_ns = self.lat_max_ns.max(s.lat_max_ns);
@@ -105,6 +114,8 @@ pub fn hist_quantile_ns(hist: &[u64], q: f64) -> u64 {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
 #[stat(top)]
 pub struct Metrics {
+    #[stat(desc = "Policy set in force (family=variant,...)")]
+    pub policy: String,
     #[stat(desc = "Online CPUs the scheduler manages")]
     pub nr_cpus: u64,
     #[stat(desc = "Time slice (us)")]
@@ -155,17 +166,45 @@ pub struct Metrics {
     pub sel_busy: u64,
     #[stat(desc = "Tasks that blocked while ineligible (negative lag)")]
     pub ineligible_blocks: u64,
+    #[stat(desc = "delayed: wakeups of a task still ineligible on its busy old CPU (any variant)")]
+    pub delayed_wakeups: u64,
+    #[stat(desc = "delayed: ... that were queued on the old CPU again")]
+    pub delayed_stayed: u64,
+    #[stat(desc = "delayed: ... that were placed on another CPU")]
+    pub delayed_moved: u64,
+    #[stat(desc = "sync: WF_SYNC wakeups with the waker alone on its CPU (any variant)")]
+    pub sync_wakeups: u64,
+    #[stat(desc = "sync: ... wakee placed on the waker's CPU")]
+    pub sync_on_waker: u64,
+    #[stat(desc = "sync: ... wakee placed on an SMT sibling of the waker")]
+    pub sync_on_sibling: u64,
+    #[stat(desc = "sync: ... wakee placed on its previous CPU")]
+    pub sync_on_prev: u64,
+    #[stat(desc = "sync: ... wakee placed on any other CPU")]
+    pub sync_elsewhere: u64,
+    #[stat(desc = "asym: running tasks moved to a higher-priority idle CPU (asym packing)")]
+    pub asym_pulls: u64,
+    #[stat(
+        desc = "preempt: wakees that should preempt the running task (eligible, earlier deadline)"
+    )]
+    pub preempt_wanted: u64,
+    #[stat(desc = "preempt: ... preempted at once")]
+    pub preempt_at_once: u64,
+    #[stat(desc = "preempt: ... left to the running task's next tick")]
+    pub preempt_at_tick: u64,
+    #[stat(
+        desc = "Wakeups of tasks that can run on one CPU only (per-CPU kthreads and pinned tasks)"
+    )]
+    pub pinned_wakeups: u64,
+    #[stat(desc = "Wake-to-run median of single-CPU wakees (us, bucket upper bound)")]
+    pub pinned_lat_p50_us: f64,
+    #[stat(desc = "Wake-to-run 99th percentile of single-CPU wakees (us, bucket upper bound)")]
+    pub pinned_lat_p99_us: f64,
 }
 
 impl Metrics {
     /// Metrics for the interval between two cumulative snapshots.
-    pub fn from_delta(
-        cur: &RawStats,
-        prev: &RawStats,
-        nr_cpus: u64,
-        slice_us: u64,
-        stall_us: u64,
-    ) -> Self {
+    pub fn from_delta(cur: &RawStats, prev: &RawStats, info: &SchedInfo) -> Self {
         use crate::bpf_intf as i;
         let d = |idx: u32| cur.get(idx).saturating_sub(prev.get(idx));
         let hist: Vec<u64> = cur
@@ -181,10 +220,17 @@ impl Metrics {
             .map(bucket_upper_ns)
             .unwrap_or(0);
         let sum = cur.lat_sum_ns.saturating_sub(prev.lat_sum_ns);
+        let pinned: Vec<u64> = cur
+            .pinned_lat_hist
+            .iter()
+            .zip(prev.pinned_lat_hist.iter())
+            .map(|(c, p)| c.saturating_sub(*p))
+            .collect();
         Self {
-            nr_cpus,
-            slice_us,
-            stall_threshold_us: stall_us,
+            policy: info.policy.clone(),
+            nr_cpus: info.nr_cpus,
+            slice_us: info.slice_us,
+            stall_threshold_us: info.stall_us,
             wakeups: d(i::wp_stat_idx_WP_ST_WAKEUPS),
             waited_while_idle: d(i::wp_stat_idx_WP_ST_WAKE_BUSY_IDLE),
             stalls: d(i::wp_stat_idx_WP_ST_STALLS),
@@ -210,6 +256,21 @@ impl Metrics {
             sel_idle_cpu: d(i::wp_stat_idx_WP_ST_SEL_IDLE_CPU),
             sel_busy: d(i::wp_stat_idx_WP_ST_SEL_BUSY),
             ineligible_blocks: d(i::wp_stat_idx_WP_ST_INELIGIBLE_BLOCKS),
+            delayed_wakeups: d(i::wp_stat_idx_WP_ST_DELAYED_WAKEUPS),
+            delayed_stayed: d(i::wp_stat_idx_WP_ST_DELAYED_STAYED),
+            delayed_moved: d(i::wp_stat_idx_WP_ST_DELAYED_MOVED),
+            sync_wakeups: d(i::wp_stat_idx_WP_ST_SYNC_WAKEUPS),
+            sync_on_waker: d(i::wp_stat_idx_WP_ST_SYNC_ON_WAKER),
+            sync_on_sibling: d(i::wp_stat_idx_WP_ST_SYNC_ON_SIBLING),
+            sync_on_prev: d(i::wp_stat_idx_WP_ST_SYNC_ON_PREV),
+            sync_elsewhere: d(i::wp_stat_idx_WP_ST_SYNC_ELSEWHERE),
+            asym_pulls: d(i::wp_stat_idx_WP_ST_ASYM_PULLS),
+            preempt_wanted: d(i::wp_stat_idx_WP_ST_PREEMPT_WANTED),
+            preempt_at_once: d(i::wp_stat_idx_WP_ST_PREEMPT_AT_ONCE),
+            preempt_at_tick: d(i::wp_stat_idx_WP_ST_PREEMPT_AT_TICK),
+            pinned_wakeups: pinned.iter().sum(),
+            pinned_lat_p50_us: hist_quantile_ns(&pinned, 0.50) as f64 / 1000.0,
+            pinned_lat_p99_us: hist_quantile_ns(&pinned, 0.99) as f64 / 1000.0,
         }
     }
 
@@ -238,27 +299,89 @@ impl Metrics {
             self.sel_idle_cpu,
             self.sel_busy,
         )?;
+        writeln!(
+            w,
+            "            delayed w/stay/move {}/{}/{} | sync w/waker/sib/prev/else {}/{}/{}/{}/{} \
+             | asym pulls {} | preempt want/once/tick {}/{}/{} pinned p99 {:.1} us",
+            self.delayed_wakeups,
+            self.delayed_stayed,
+            self.delayed_moved,
+            self.sync_wakeups,
+            self.sync_on_waker,
+            self.sync_on_sibling,
+            self.sync_on_prev,
+            self.sync_elsewhere,
+            self.asym_pulls,
+            self.preempt_wanted,
+            self.preempt_at_once,
+            self.preempt_at_tick,
+            self.pinned_lat_p99_us,
+        )?;
         Ok(())
     }
 }
 
-/// A request from a stats client, answered by the scheduler loop with the
-/// cumulative counters.
-pub type StatsReq = ();
-pub type StatsRes = (RawStats, u64, u64, u64);
+/// What the scheduler loop reports besides the counters.
+#[derive(Clone, Debug, Default)]
+pub struct SchedInfo {
+    pub policy: String,
+    pub nr_cpus: u64,
+    pub slice_us: u64,
+    pub stall_us: u64,
+}
 
+/// Requests from stats-socket clients to the scheduler loop.
+#[derive(Debug)]
+pub enum StatsReq {
+    Snapshot,
+    /// Switch the policy set (a `--policy` spec); root-only like the socket.
+    SetPolicy(String),
+}
+
+pub enum StatsRes {
+    Snapshot(Box<(RawStats, SchedInfo)>),
+    /// The policy set in force after the request, or why it was refused.
+    Policy(std::result::Result<String, String>),
+}
+
+fn snapshot(
+    req_ch: &crossbeam::channel::Sender<StatsReq>,
+    res_ch: &crossbeam::channel::Receiver<StatsRes>,
+) -> Result<(RawStats, SchedInfo)> {
+    req_ch.send(StatsReq::Snapshot)?;
+    match res_ch.recv()? {
+        StatsRes::Snapshot(b) => Ok(*b),
+        StatsRes::Policy(_) => anyhow::bail!("unexpected reply"),
+    }
+}
+
+/// Targets: `top` (Metrics since the client's previous read) and `policy`
+/// (`{"set": SPEC}` switches the policy set; always returns the one in force).
 pub fn server_data() -> StatsServerData<StatsReq, StatsRes> {
     let open: Box<dyn StatsOpener<StatsReq, StatsRes>> = Box::new(move |(req_ch, res_ch)| {
-        req_ch.send(())?;
-        let (mut prev, ..) = res_ch.recv()?;
-
+        let (mut prev, _) = snapshot(req_ch, res_ch)?;
         let read: Box<dyn StatsReader<StatsReq, StatsRes>> =
             Box::new(move |_args, (req_ch, res_ch)| {
-                req_ch.send(())?;
-                let (cur, nr_cpus, slice_us, stall_us) = res_ch.recv()?;
-                let m = Metrics::from_delta(&cur, &prev, nr_cpus, slice_us, stall_us);
+                let (cur, info) = snapshot(req_ch, res_ch)?;
+                let m = Metrics::from_delta(&cur, &prev, &info);
                 prev = cur;
                 m.to_json()
+            });
+        Ok(read)
+    });
+    let open_policy: Box<dyn StatsOpener<StatsReq, StatsRes>> = Box::new(move |_| {
+        let read: Box<dyn StatsReader<StatsReq, StatsRes>> =
+            Box::new(move |args, (req_ch, res_ch)| {
+                let req = match args.get("set") {
+                    Some(v) => StatsReq::SetPolicy(v.to_string()),
+                    None => StatsReq::SetPolicy(String::new()),
+                };
+                req_ch.send(req)?;
+                match res_ch.recv()? {
+                    StatsRes::Policy(Ok(p)) => Ok(serde_json::json!({ "policy": p })),
+                    StatsRes::Policy(Err(e)) => Ok(serde_json::json!({ "error": e })),
+                    StatsRes::Snapshot(_) => anyhow::bail!("unexpected reply"),
+                }
             });
         Ok(read)
     });
@@ -266,6 +389,37 @@ pub fn server_data() -> StatsServerData<StatsReq, StatsRes> {
     StatsServerData::new()
         .add_meta(Metrics::meta())
         .add_ops("top", StatsOps { open, close: None })
+        .add_ops(
+            "policy",
+            StatsOps {
+                open: open_policy,
+                close: None,
+            },
+        )
+}
+
+/// Switch a running instance's policy set through its stats socket.
+pub fn set_policy(spec: &str) -> Result<String> {
+    let mut client = scx_stats::StatsClient::new()
+        .connect(Some(5000))
+        .map_err(|e| {
+            anyhow::anyhow!("no running scx_wakeplace to talk to ({e}); start one first")
+        })?;
+    let resp: serde_json::Value = client.request(
+        "stats",
+        vec![
+            ("target".into(), "policy".into()),
+            ("set".into(), spec.into()),
+        ],
+    )?;
+    if let Some(e) = resp.get("error").and_then(|e| e.as_str()) {
+        anyhow::bail!("{e}");
+    }
+    Ok(resp
+        .get("policy")
+        .and_then(|p| p.as_str())
+        .unwrap_or_default()
+        .to_string())
 }
 
 /// Print one line per interval from a running instance's stats socket.
@@ -353,7 +507,14 @@ mod tests {
         cur.lat_hist[bucket_of_ns(2_000)] = 15;
         cur.lat_sum_ns = 30_000;
         cur.lat_max_ns = 9_000;
-        let m = Metrics::from_delta(&cur, &prev, 4, 2250, 500);
+        let info = SchedInfo {
+            policy: "delayed=requeue".into(),
+            nr_cpus: 4,
+            slice_us: 2250,
+            stall_us: 500,
+        };
+        let m = Metrics::from_delta(&cur, &prev, &info);
+        assert_eq!(m.policy, "delayed=requeue");
         assert_eq!(m.wakeups, 15);
         assert_eq!(m.waited_while_idle, 3);
         assert!((m.lat_avg_us - 2.0).abs() < 1e-9);
@@ -365,7 +526,7 @@ mod tests {
             line.starts_with("[wakeplace] wake     15 idle-wait    3"),
             "{line}"
         );
-        assert_eq!(line.lines().count(), 1);
+        assert_eq!(line.lines().count(), 2);
         // JSON round trip keeps every field.
         let j = serde_json::to_string(&m).unwrap();
         let back: Metrics = serde_json::from_str(&j).unwrap();

@@ -25,6 +25,8 @@ enum wp_consts {
 	 */
 	WP_LAT_SUB = 4,
 	WP_LAT_BUCKETS = 4 * 42,
+	/* SMT threads per core the sibling table holds. */
+	WP_MAX_SMT = 8,
 };
 
 /*
@@ -48,6 +50,22 @@ enum wp_stat_idx {
 	WP_ST_SEL_IDLE_CPU,	/* CPU selection: idle CPU (SMT thread) in the LLC */
 	WP_ST_SEL_BUSY,		/* CPU selection: nothing idle, fell back to target */
 	WP_ST_INELIGIBLE_BLOCKS, /* tasks that blocked with negative lag (ineligible) */
+	/* delayed family: the situation, and what happened (any variant) */
+	WP_ST_DELAYED_WAKEUPS,	/* woken while still ineligible on its busy old CPU */
+	WP_ST_DELAYED_STAYED,	/* ... and queued on the old CPU again */
+	WP_ST_DELAYED_MOVED,	/* ... and placed on another CPU */
+	/* sync family: WF_SYNC wakeups whose waker runs alone, and where the wakee went */
+	WP_ST_SYNC_WAKEUPS,
+	WP_ST_SYNC_ON_WAKER,	/* the waker's CPU (stacked) */
+	WP_ST_SYNC_ON_SIBLING,	/* an SMT sibling of the waker */
+	WP_ST_SYNC_ON_PREV,	/* the wakee's previous CPU */
+	WP_ST_SYNC_ELSEWHERE,	/* any other CPU */
+	/* asym family */
+	WP_ST_ASYM_PULLS,	/* running task moved to a higher-priority idle CPU (asym packing) */
+	/* preempt family */
+	WP_ST_PREEMPT_WANTED,	/* wakee eligible with an earlier deadline than the running task */
+	WP_ST_PREEMPT_AT_ONCE,	/* ... and the running task was preempted at once */
+	WP_ST_PREEMPT_AT_TICK,	/* ... and preemption was left to the running task's next tick */
 	WP_ST_NR,
 };
 
@@ -56,6 +74,47 @@ struct wp_stats {
 	u64 lat_hist[WP_LAT_BUCKETS];
 	u64 lat_max_ns;
 	u64 lat_sum_ns;
+	/* Wake-to-run of wakees that can run on one CPU only (per-CPU kworkers). */
+	u64 pinned_lat_hist[WP_LAT_BUCKETS];
+};
+
+/*
+ * Policy families and their variants. The first variant of each (0) is the
+ * stock one: what EEVDF does today. Values live in the BPF program's .bss
+ * (policy[]) and can be changed while it runs.
+ */
+enum wp_policy_family {
+	WP_POL_DELAYED,
+	WP_POL_SYNC,
+	WP_POL_ASYM,
+	WP_POL_PREEMPT,
+	WP_POL_NR,
+};
+
+enum wp_delayed_variant {
+	WP_DELAYED_REQUEUE,	/* ttwu_runnable(): requeue in place, no CPU selection */
+	WP_DELAYED_MIGRATE,	/* Zijlstra v2 11/12: through CPU selection */
+	WP_DELAYED_MIGRATE_IF_BUSY, /* Galbraith: select only if the old CPU is busy */
+	WP_DELAYED_OFF,		/* NO_DELAY_DEQUEUE */
+};
+
+enum wp_sync_variant {
+	WP_SYNC_SIS,		/* select_idle_sibling(): waker's CPU counts as busy */
+	WP_SYNC_WAKER_SIBLING,	/* Reddy: waker's core is an idle-core candidate */
+	WP_SYNC_WAKER_CPU,	/* Kaushik v3: waker's CPU, SMT off only */
+	WP_SYNC_PREV_SIBLING,	/* Prateek: no idle core -> prev's idle sibling, else waker */
+};
+
+enum wp_asym_variant {
+	WP_ASYM_RANK,		/* ITMT: priority = preferred-core ranking */
+	WP_ASYM_PERF,		/* rank only where highest_perf differs */
+	WP_ASYM_OFF,		/* sched_itmt_enabled=0 */
+};
+
+enum wp_preempt_variant {
+	WP_PREEMPT_LAZY,	/* PREEMPT_LAZY: at the running task's next tick */
+	WP_PREEMPT_FULL,	/* at once */
+	WP_PREEMPT_PINNED,	/* at once for single-CPU wakees, lazy otherwise */
 };
 
 #endif /* __WAKEPLACE_INTF_H */

@@ -32,6 +32,20 @@ const volatile u32 nr_cpus = 1;
 const volatile u32 cpu_llc[WP_MAX_CPUS];
 const volatile u32 cpu_core[WP_MAX_CPUS];
 const volatile bool smt_enabled;
+/* SMT siblings of each CPU (itself included), cpu_nr_sibs[] of them. */
+const volatile u32 cpu_sibs[WP_MAX_CPUS][WP_MAX_SMT];
+const volatile u32 cpu_nr_sibs[WP_MAX_CPUS];
+/*
+ * Preferred-core data for the asym family: ITMT priority (amd_pstate
+ * prefcore ranking or CPPC highest_perf, or --cpu-rank) and highest_perf.
+ * asym_avail is false when neither exists: the family is then a no-op.
+ */
+const volatile u32 cpu_rank[WP_MAX_CPUS];
+const volatile u32 cpu_perf[WP_MAX_CPUS];
+const volatile bool asym_avail;
+
+/* The variant in force for each policy family (0: stock); set at run time. */
+u32 policy[WP_POL_NR];
 
 /*
  * Lag is clamped like fair.c's update_entity_lag(): to about two slices of
@@ -50,6 +64,7 @@ struct task_ctx {
 	s32 last_cpu;	/* CPU the task last ran on */
 	u32 weight;	/* weight added to rq_cpu's sum_w */
 	bool blocked_ineligible; /* blocked with negative lag (DELAY_DEQUEUE's case) */
+	s32 asym_dst;	/* asym packing: CPU to requeue on at the next enqueue, or -1 */
 };
 
 struct {
@@ -66,6 +81,7 @@ struct cpu_ctx {
 	u64 curr_deadline;	/* deadline of the running task */
 	u32 curr_pid;		/* running task, 0 when idle */
 	u32 curr_nr_cpus;	/* number of CPUs the running task may use */
+	u32 resched_at_tick;	/* a lazy preemption is pending for the next tick */
 } __attribute__((aligned(64)));
 
 struct {
@@ -279,116 +295,318 @@ static __always_inline bool claim_idle(struct task_struct *p, s32 cpu)
 	       scx_bpf_test_and_clear_cpu_idle(cpu);
 }
 
-/*
- * Scan @target's LLC, starting after @target as select_idle_cpu() does,
- * for a CPU whose whole core is idle (@want_core) or for any idle CPU.
- */
-static s32 scan_llc(struct task_struct *p, s32 target, bool want_core)
+static __always_inline u32 pol(enum wp_policy_family f)
 {
-	const struct cpumask *mask;
+	return f < WP_POL_NR ? policy[f] : 0;
+}
+
+static __always_inline bool cpu_idle_now(s32 cpu, const struct cpumask *idle)
+{
+	return bpf_cpumask_test_cpu(cpu, idle) && !cpu_busy(cpu);
+}
+
+/* Sibling @k of @cpu, or -1. */
+static __always_inline s32 sibling(s32 cpu, u32 k)
+{
+	u32 i = cpu;
+
+	if (i >= WP_MAX_CPUS || k >= WP_MAX_SMT)
+		return -1;
+	barrier_var(i);
+	i &= WP_MAX_CPUS - 1;
+	if (k >= cpu_nr_sibs[i])
+		return -1;
+	return cpu_sibs[i][k & (WP_MAX_SMT - 1)];
+}
+
+/*
+ * select_idle_core() over @target's LLC in select_idle_cpu()'s order
+ * (wrapping from target + 1), each core visited once through its first CPU
+ * in that order. A core is idle when all its threads are idle, counting
+ * @sync_cpu (the waker about to block, Reddy's patch) as idle. Returns the
+ * claimed CPU or -1.
+ */
+static s32 scan_idle_core(struct task_struct *p, s32 target, s32 sync_cpu)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
 	s32 i, found = -1;
 
-	mask = want_core ? scx_bpf_get_idle_smtmask() : scx_bpf_get_idle_cpumask();
 	bpf_for(i, 0, nr_cpus) {
 		s32 cpu = (target + 1 + i) % nr_cpus;
+		u32 pos = i, k;
+		bool first = true, core_idle = true;
 
-		if (!same_llc(cpu, target) || !bpf_cpumask_test_cpu(cpu, mask))
+		if (!same_llc(cpu, target) || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 			continue;
-		if (claim_idle(p, cpu)) {
+		bpf_for(k, 0, WP_MAX_SMT) {
+			s32 s = sibling(cpu, k);
+
+			if (s < 0)
+				break;
+			if (s != cpu && (u32)((s - target - 1 + 2 * nr_cpus) % nr_cpus) < pos)
+				first = false;
+			if (s != sync_cpu && !cpu_idle_now(s, idle))
+				core_idle = false;
+		}
+		if (!first || !core_idle || cpu == sync_cpu)
+			continue;
+		if (scx_bpf_test_and_clear_cpu_idle(cpu)) {
 			found = cpu;
 			break;
 		}
 	}
-	scx_bpf_put_cpumask(mask);
+	scx_bpf_put_idle_cpumask(idle);
 	return found;
+}
+
+/* select_idle_cpu() without an idle core: the first idle CPU after target. */
+static s32 scan_idle_cpu(struct task_struct *p, s32 target)
+{
+	s32 i;
+
+	bpf_for(i, 0, nr_cpus) {
+		s32 cpu = (target + 1 + i) % nr_cpus;
+
+		if (same_llc(cpu, target) && !cpu_busy(cpu) && claim_idle(p, cpu))
+			return cpu;
+	}
+	return -1;
+}
+
+/* select_idle_smt(): an idle SMT sibling of @cpu. */
+static s32 idle_sibling_of(struct task_struct *p, s32 cpu)
+{
+	u32 k;
+
+	bpf_for(k, 0, WP_MAX_SMT) {
+		s32 s = sibling(cpu, k);
+
+		if (s < 0)
+			break;
+		if (s != cpu && !cpu_busy(s) && claim_idle(p, s))
+			return s;
+	}
+	return -1;
+}
+
+/* Where a sync wakee went relative to its waker: counted for every variant. */
+static void count_sync_placement(s32 cpu, s32 waker, s32 prev)
+{
+	if (cpu == waker)
+		stat_inc(WP_ST_SYNC_ON_WAKER);
+	else if (same_core(cpu, waker))
+		stat_inc(WP_ST_SYNC_ON_SIBLING);
+	else if (cpu == prev)
+		stat_inc(WP_ST_SYNC_ON_PREV);
+	else
+		stat_inc(WP_ST_SYNC_ELSEWHERE);
 }
 
 /*
  * CPU selection for a wakeup, after select_task_rq_fair():
  * wake_affine_idle() picks the target (the waker's CPU for a sync wakeup
  * when the waker is the only task there, else prev), then
- * select_idle_sibling(): target if idle, prev if idle and cache-affine,
- * an idle core in the LLC, an idle CPU in the LLC, else target.
+ * select_idle_sibling(): target if idle, prev if idle and cache-affine, an
+ * idle core in the LLC (select_idle_core), without one an idle sibling of
+ * prev (select_idle_smt), any idle CPU in the LLC, else target. The sync
+ * family changes what happens for the sync case; fair.c's wakeup fast path
+ * does not look at ITMT priorities, so neither does this.
  */
 static s32 select_cpu_sis(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	s32 this_cpu = bpf_get_smp_processor_id();
-	s32 target = prev_cpu, cpu;
+	s32 target = prev_cpu, sync_cpu = -1, cpu;
+	u32 sync_pol = pol(WP_POL_SYNC);
 
+	/*
+	 * wake_affine_idle(): WF_SYNC and the waker alone on its CPU (nothing
+	 * queued behind it, the queue-depth condition every variant keeps).
+	 */
 	if ((wake_flags & SCX_WAKE_SYNC) && this_cpu != prev_cpu &&
 	    bpf_cpumask_test_cpu(this_cpu, p->cpus_ptr) && same_llc(this_cpu, prev_cpu) &&
-	    scx_bpf_dsq_nr_queued(cpu_dsq(this_cpu)) == 0)
+	    scx_bpf_dsq_nr_queued(cpu_dsq(this_cpu)) == 0) {
 		target = this_cpu;
+		sync_cpu = this_cpu;
+		stat_inc(WP_ST_SYNC_WAKEUPS);
+		/* Kaushik v3: return the waker's CPU, only without SMT. */
+		if (sync_pol == WP_SYNC_WAKER_CPU && !smt_enabled) {
+			cpu = this_cpu;
+			goto out;
+		}
+	}
 
 	if (claim_idle(p, target)) {
 		stat_inc(target == prev_cpu ? WP_ST_SEL_PREV : WP_ST_SEL_TARGET);
-		return target;
+		cpu = target;
+		goto out;
 	}
 	if (prev_cpu != target && same_llc(prev_cpu, target) && claim_idle(p, prev_cpu)) {
 		stat_inc(WP_ST_SEL_PREV);
-		return prev_cpu;
+		cpu = prev_cpu;
+		goto out;
 	}
 	if (smt_enabled) {
-		cpu = scan_llc(p, target, true);
+		cpu = scan_idle_core(p, target,
+				     sync_pol == WP_SYNC_WAKER_SIBLING ? sync_cpu : -1);
 		if (cpu >= 0) {
 			stat_inc(WP_ST_SEL_IDLE_CORE);
-			return cpu;
+			goto out;
 		}
-		/* No idle core: select_idle_smt() tries prev's siblings first. */
+		/* Prateek: no idle core -> prev's idle sibling, else stack on the waker. */
+		if (sync_cpu >= 0 && sync_pol == WP_SYNC_PREV_SIBLING) {
+			cpu = idle_sibling_of(p, prev_cpu);
+			if (cpu < 0)
+				cpu = sync_cpu;
+			else
+				stat_inc(WP_ST_SEL_IDLE_CPU);
+			goto out;
+		}
 		if (same_llc(prev_cpu, target)) {
-			s32 i;
-
-			bpf_for(i, 0, nr_cpus) {
-				if (i != prev_cpu && same_core(i, prev_cpu) && claim_idle(p, i)) {
-					stat_inc(WP_ST_SEL_IDLE_CPU);
-					return i;
-				}
+			cpu = idle_sibling_of(p, prev_cpu);
+			if (cpu >= 0) {
+				stat_inc(WP_ST_SEL_IDLE_CPU);
+				goto out;
 			}
 		}
 	}
-	cpu = scan_llc(p, target, false);
+	cpu = scan_idle_cpu(p, target);
 	if (cpu >= 0) {
 		stat_inc(smt_enabled ? WP_ST_SEL_IDLE_CPU : WP_ST_SEL_IDLE_CORE);
-		return cpu;
+		goto out;
 	}
 	stat_inc(WP_ST_SEL_BUSY);
-	if (!bpf_cpumask_test_cpu(target, p->cpus_ptr))
-		return prev_cpu;
-	return target;
+	cpu = bpf_cpumask_test_cpu(target, p->cpus_ptr) ? target : prev_cpu;
+out:
+	if (sync_cpu >= 0)
+		count_sync_placement(cpu, sync_cpu, prev_cpu);
+	return cpu;
+}
+
+/*
+ * DELAY_DEQUEUE's case (dequeue_entity(): blocked while !entity_eligible):
+ * the task is still queued on its old CPU if that CPU's V has not reached
+ * its vruntime yet. A delayed task only stays queued while its CPU runs
+ * something else: on an otherwise idle CPU fair.c picks and dequeues it.
+ */
+static bool still_delayed(struct task_struct *p, struct task_ctx *tctx, s32 prev_cpu)
+{
+	struct cpu_ctx *cctx;
+
+	if (!tctx->blocked_ineligible || tctx->last_cpu != prev_cpu)
+		return false;
+	cctx = lookup_cpu_ctx(prev_cpu);
+	if (!cctx || !cctx->curr_pid || cctx->curr_pid == p->pid)
+		return false;
+	return (s64)(cctx->vtime - tctx->vruntime) < 0;
 }
 
 s32 BPF_STRUCT_OPS(wakeplace_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
-	return select_cpu_sis(p, prev_cpu, wake_flags);
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	u32 v = pol(WP_POL_DELAYED);
+	bool requeue;
+	s32 cpu;
+
+	if (!tctx || !still_delayed(p, tctx, prev_cpu))
+		return select_cpu_sis(p, prev_cpu, wake_flags);
+
+	/* Counted the same way whatever the variant ("would be delayed" under off). */
+	stat_inc(WP_ST_DELAYED_WAKEUPS);
+	switch (v) {
+	case WP_DELAYED_REQUEUE:
+		/* ttwu_runnable(): enqueue_task(ENQUEUE_DELAYED) where it is. */
+		requeue = true;
+		break;
+	case WP_DELAYED_MIGRATE_IF_BUSY:
+		/* Galbraith: dequeue and select when the old rq is busy (nr_running > 1). */
+		requeue = p->nr_cpus_allowed <= 1;
+		break;
+	default:
+		/* Zijlstra v2 11/12, and NO_DELAY_DEQUEUE: normal selection. */
+		requeue = false;
+	}
+	cpu = requeue ? prev_cpu : select_cpu_sis(p, prev_cpu, wake_flags);
+	stat_inc(cpu == prev_cpu ? WP_ST_DELAYED_STAYED : WP_ST_DELAYED_MOVED);
+	return cpu;
+}
+
+static __always_inline bool asym_active(void)
+{
+	return asym_avail && pol(WP_POL_ASYM) != WP_ASYM_OFF;
+}
+
+/* ITMT priority of @cpu under the asym variant in force; 0 when off. */
+static __always_inline u32 asym_prio(s32 cpu)
+{
+	u32 i = cpu, v = pol(WP_POL_ASYM);
+
+	if (!asym_active() || i >= WP_MAX_CPUS)
+		return 0;
+	barrier_var(i);
+	i &= WP_MAX_CPUS - 1;
+	/* perf: CPUs of equal highest_perf are equal, whatever their ranking. */
+	return v == WP_ASYM_PERF ? cpu_perf[i] : cpu_rank[i];
 }
 
 void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct task_ctx *tctx = lookup_task_ctx(p);
-	bool busy;
+	struct cpu_ctx *cctx;
+	bool busy, wakeup = enq_flags & SCX_ENQ_WAKEUP;
 
 	if (!tctx) {
 		scx_bpf_error("no task ctx for %s[%d]", p->comm, p->pid);
 		return;
 	}
+	/* asym packing moved this task off its CPU at the tick: requeue it there. */
+	if (tctx->asym_dst >= 0) {
+		s32 dst = tctx->asym_dst;
+
+		tctx->asym_dst = -1;
+		if (bpf_cpumask_test_cpu(dst, p->cpus_ptr) && !cpu_busy(dst))
+			cpu = dst;
+	}
 	busy = cpu_busy(cpu);
 	/* Policy-independent outcome: a wakee waits on a busy CPU while another is free. */
-	if ((enq_flags & SCX_ENQ_WAKEUP) && busy && allowed_cpu_idle(p, cpu))
+	if (wakeup && busy && allowed_cpu_idle(p, cpu))
 		stat_inc(WP_ST_WAKE_BUSY_IDLE);
 
 	scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), slice_ns, tctx->deadline, enq_flags);
 
-	if (!busy && cpu != bpf_get_smp_processor_id()) {
-		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-		stat_inc(WP_ST_KICK_IDLE);
+	if (!busy) {
+		if (cpu != bpf_get_smp_processor_id()) {
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+			stat_inc(WP_ST_KICK_IDLE);
+		}
+		return;
 	}
 	/*
-	 * No wakeup preemption: 6.12's check_preempt_wakeup_fair() with
-	 * RUN_TO_PARITY lets the running task finish its protected request
-	 * (until its deadline) unless the wakee asked for a shorter slice,
-	 * and every task here has the same slice. The slice end does the rest.
+	 * Wakeup preemption, check_preempt_wakeup_fair(): the wakee is eligible
+	 * and has an earlier deadline than the running task, so pick_eevdf()
+	 * would choose it. The preempt family decides when that takes effect.
 	 */
+	cctx = lookup_cpu_ctx(cpu);
+	if (!wakeup || !cctx || !cctx->curr_pid || cctx->curr_pid == p->pid ||
+	    (s64)(tctx->deadline - cctx->curr_deadline) >= 0 || task_lag(tctx, cpu) < 0)
+		return;
+	stat_inc(WP_ST_PREEMPT_WANTED);
+	switch (pol(WP_POL_PREEMPT)) {
+	case WP_PREEMPT_FULL:
+		break;
+	case WP_PREEMPT_PINNED:
+		if (p->nr_cpus_allowed == 1)
+			break;
+		/* fall through */
+	default:
+		/* PREEMPT_LAZY: TIF_NEED_RESCHED_LAZY, acted on at the next tick. */
+		cctx->resched_at_tick = 1;
+		stat_inc(WP_ST_PREEMPT_AT_TICK);
+		return;
+	}
+	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+	stat_inc(WP_ST_PREEMPT_AT_ONCE);
+	stat_inc(WP_ST_KICK_PREEMPT);
 }
 
 /* Take the first eligible task of @cpu's queue, else its earliest deadline. */
@@ -494,6 +712,20 @@ void BPF_STRUCT_OPS(wakeplace_runnable, struct task_struct *p, u64 enq_flags)
 	if (enq_flags & SCX_ENQ_WAKEUP) {
 		tctx->wake_ts = now;
 		stat_inc(WP_ST_WAKEUPS);
+		/*
+		 * Under DELAY_DEQUEUE the task never left its old CPU: its vruntime
+		 * is kept while it is still ineligible there (requeue, or dequeue at
+		 * wakeup), and its lag is zeroed if it became eligible and was
+		 * dequeued in the meantime (DELAY_ZERO). NO_DELAY_DEQUEUE keeps the
+		 * lag saved when it blocked.
+		 */
+		if (tctx->blocked_ineligible && pol(WP_POL_DELAYED) != WP_DELAYED_OFF &&
+		    tctx->last_cpu >= 0) {
+			s64 lag = task_lag(tctx, tctx->last_cpu);
+
+			tctx->lag = lag < 0 ? clamp_lag(lag) : 0;
+		}
+		tctx->blocked_ineligible = false;
 	}
 	place_task(p, tctx, cpu);
 	add_weight(tctx, cpu, task_weight(p), now);
@@ -542,6 +774,8 @@ void BPF_STRUCT_OPS(wakeplace_running, struct task_struct *p)
 			if (b >= WP_LAT_BUCKETS)
 				b = WP_LAT_BUCKETS - 1;
 			s->lat_hist[b]++;
+			if (p->nr_cpus_allowed == 1)
+				s->pinned_lat_hist[b]++;
 			s->lat_sum_ns += lat;
 			if (lat > s->lat_max_ns)
 				s->lat_max_ns = lat;
@@ -587,32 +821,80 @@ void BPF_STRUCT_OPS(wakeplace_quiescent, struct task_struct *p, u64 deq_flags)
 	remove_weight(tctx);
 }
 
+/*
+ * asym packing (sched_asym_prefer(), asym_active_balance()): an idle CPU of
+ * higher ITMT priority pulls the task running on this CPU.
+ */
+static bool asym_pull(struct task_struct *p, s32 cpu, const struct cpumask *idle)
+{
+	struct task_ctx *tctx;
+	u32 best_prio = asym_prio(cpu);
+	s32 i, best = -1;
+
+	if (!asym_active() || p->nr_cpus_allowed == 1)
+		return false;
+	bpf_for(i, 0, nr_cpus) {
+		u32 pr;
+
+		if (i == cpu || !cpu_idle_now(i, idle) || !bpf_cpumask_test_cpu(i, p->cpus_ptr))
+			continue;
+		pr = asym_prio(i);
+		if (pr > best_prio) {
+			best_prio = pr;
+			best = i;
+		}
+	}
+	if (best < 0 || !(tctx = lookup_task_ctx(p)))
+		return false;
+	tctx->asym_dst = best;
+	p->scx.slice = 0;
+	stat_inc(WP_ST_ASYM_PULLS);
+	return true;
+}
+
 void BPF_STRUCT_OPS(wakeplace_tick, struct task_struct *p)
 {
-	s32 cpu = scx_bpf_task_cpu(p), i;
+	s32 cpu = scx_bpf_task_cpu(p), i, best = -1;
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 	const struct cpumask *idle;
+	u32 best_prio = 0;
 
 	if (!cctx)
 		return;
 	advance_vtime(cctx, bpf_ktime_get_ns());
 
-	/*
-	 * nohz_balancer_kick(): a busy CPU with queued work wakes an idle CPU
-	 * so that it pulls the work (our steal() on its dispatch).
-	 */
-	if (!scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
-		return;
+	/* A lazy wakeup preemption takes effect at the tick. */
+	if (cctx->resched_at_tick) {
+		cctx->resched_at_tick = 0;
+		p->scx.slice = 0;
+	}
+
 	idle = scx_bpf_get_idle_cpumask();
+	if (asym_pull(p, cpu, idle) || !scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
+		goto out;
+	/*
+	 * nohz_balancer_kick(): a busy CPU with queued work wakes an idle CPU,
+	 * the highest-priority one under ITMT, to pull the work (steal()).
+	 */
 	bpf_for(i, 0, nr_cpus) {
 		s32 other = (cpu + 1 + i) % nr_cpus;
+		u32 pr;
 
-		if (other != cpu && bpf_cpumask_test_cpu(other, idle) && !cpu_busy(other)) {
-			scx_bpf_kick_cpu(other, SCX_KICK_IDLE);
-			stat_inc(WP_ST_KICK_BALANCE);
-			break;
+		if (other == cpu || !cpu_idle_now(other, idle))
+			continue;
+		pr = asym_prio(other);
+		if (best < 0 || pr > best_prio) {
+			best = other;
+			best_prio = pr;
 		}
+		if (!asym_active())
+			break;
 	}
+	if (best >= 0) {
+		scx_bpf_kick_cpu(best, SCX_KICK_IDLE);
+		stat_inc(WP_ST_KICK_BALANCE);
+	}
+out:
 	scx_bpf_put_idle_cpumask(idle);
 }
 
@@ -625,6 +907,7 @@ s32 BPF_STRUCT_OPS(wakeplace_init_task, struct task_struct *p, struct scx_init_t
 		return -ENOMEM;
 	tctx->rq_cpu = -1;
 	tctx->last_cpu = -1;
+	tctx->asym_dst = -1;
 	tctx->lag = 0;
 	return 0;
 }

@@ -9,7 +9,8 @@ usage() {
 usage: tools/vm/run.sh [options] -- CMD [ARGS...]
 
 Boot the sched_ext test kernel in a virtme-ng VM (TCG) and run CMD there as
-root, cwd = repository root, host filesystem read-only, $WAKEPLACE_OUT writable.
+root, cwd = repository root. The host filesystem (repo included) is read-only
+there: write to $WAKEPLACE_OUT (the out dir, kept) or /tmp (guest-only, lost).
 CMD's stdout+stderr are printed on stdout at the end; the exit status is CMD's.
 
 options:
@@ -120,8 +121,7 @@ kernel=$(cd "$(dirname "$kernel")" && pwd)/$(basename "$kernel")
 
 own_out=0
 if [[ -z $out ]]; then
-	# Not under /tmp: virtme-ng puts an overlay on the guest's /tmp.
-	out=$(mktemp -d /var/tmp/wakeplace-vm.XXXXXX)
+	out=$(mktemp -d -t wakeplace-vm.XXXXXX)
 	own_out=1
 else
 	mkdir -p "$out"
@@ -168,11 +168,12 @@ else
 	# TCG refuses SMT with the host's AMD vendor string; an Intel one works.
 	qemu_opts="$smp -cpu max,vendor=GenuineIntel"
 	vng_args+=(--disable-kvm)
-	# Multi-threaded TCG (default) is ~2x faster on 2 host cores but ~10% of
-	# boots die early (Oops int3 in sched_clock_cpu, code patching racing
-	# across vCPU threads); those never reach `started` and are retried.
-	# Single-threaded TCG did not show the crash but runs all vCPUs on one
-	# host thread.
+	# Multi-threaded TCG (default) runs the vCPUs on both host cores, but
+	# ~10% of boots die early (Oops int3 in sched_clock_cpu, code patching
+	# racing across vCPU threads; 3 of ~35 boots here). They panic within
+	# ~2 s of guest time, never reach `started`, and are retried, which is
+	# cheaper than single-threaded TCG (all vCPUs on one host thread) for
+	# every boot and every test.
 	[[ ${WAKEPLACE_VM_TCG_SINGLE:-0} != 1 ]] || qemu_opts+=" -accel tcg,thread=single"
 fi
 vng_args+=(--qemu-opts "$qemu_opts")
@@ -180,7 +181,7 @@ vng_args+=(--qemu-opts "$qemu_opts")
 vm_pid=""
 tail_pid=""
 stop_vm() {
-	# vng forks qemu; both live in the session setsid gave them.
+	# vng forks qemu; all live in the process group setsid gave them.
 	if [[ -n $vm_pid ]]; then
 		kill -TERM -- "-$vm_pid" 2>/dev/null || true
 		for _ in $(seq 50); do kill -0 "$vm_pid" 2>/dev/null || break; sleep 0.1; done
@@ -219,7 +220,12 @@ for ((attempt = 1; attempt <= attempts; attempt++)); do
 	console=$out/console.log
 	: >"$console"
 	t0=$(now_us)
-	setsid vng "${vng_args[@]}" -- /bin/bash "$out/guest.sh" </dev/null >"$console" 2>&1 &
+	# qemu reopens its stdout and stderr (/proc/self/fd/N) for the guest's
+	# stdout and serial console; on a plain file each reopen writes from
+	# offset 0 over the other, so give it a pipe. setsid: one process group
+	# (vng, the qemu it forks, cat) to kill on timeout.
+	setsid bash -c 'vng "$@" </dev/null 2>&1 | cat >"$0"' "$console" \
+		"${vng_args[@]}" -- /bin/bash "$out/guest.sh" &
 	vm_pid=$!
 	if [[ ${WAKEPLACE_VM_VERBOSE:-0} == 1 ]]; then
 		tail -n +1 -f "$console" >&2 &
