@@ -223,7 +223,8 @@ pub fn describe() -> String {
             f.name, f.what, f.source
         ));
         for v in f.variants {
-            out.push_str(&format!("  {}={:<16} {}\n", f.name, v.name, v.desc));
+            let item = format!("{}={}", f.name, v.name);
+            out.push_str(&format!("  {item:<24} {}\n", v.desc));
         }
     }
     out

@@ -831,7 +831,8 @@ static bool asym_pull(struct task_struct *p, s32 cpu, const struct cpumask *idle
 	u32 best_prio = asym_prio(cpu);
 	s32 i, best = -1;
 
-	if (!asym_active() || p->nr_cpus_allowed == 1)
+	/* A CPU without a ranking (0) takes no part in packing. */
+	if (!best_prio || p->nr_cpus_allowed == 1)
 		return false;
 	bpf_for(i, 0, nr_cpus) {
 		u32 pr;

@@ -31,7 +31,7 @@ exit: CMD's status; 124 CMD still running at --timeout; 123 guest stopped
   before CMD finished (kernel crash?); 125 no boot reached CMD; 2 bad usage.
 
 env: WAKEPLACE_KEEP=1 keep the temp out dir; WAKEPLACE_VM_KVM=1 use KVM;
-  WAKEPLACE_VM_TCG_SINGLE=1 single-threaded TCG; WAKEPLACE_VM_VERBOSE=1
+  WAKEPLACE_VM_MTTCG=1 multi-threaded TCG (faster, crash-prone); WAKEPLACE_VM_VERBOSE=1
   stream the VM console to stderr while it runs.
 EOF
 	exit 2
@@ -168,13 +168,14 @@ else
 	# TCG refuses SMT with the host's AMD vendor string; an Intel one works.
 	qemu_opts="$smp -cpu max,vendor=GenuineIntel"
 	vng_args+=(--disable-kvm)
-	# Multi-threaded TCG (default) runs the vCPUs on both host cores, but
-	# ~10% of boots die early (Oops int3 in sched_clock_cpu, code patching
-	# racing across vCPU threads; 3 of ~35 boots here). They panic within
-	# ~2 s of guest time, never reach `started`, and are retried, which is
-	# cheaper than single-threaded TCG (all vCPUs on one host thread) for
-	# every boot and every test.
-	[[ ${WAKEPLACE_VM_TCG_SINGLE:-0} != 1 ]] || qemu_opts+=" -accel tcg,thread=single"
+	# Single-threaded TCG by default. Multi-threaded TCG runs the vCPUs on
+	# both host cores, but kernel code patching (text_poke with int3) races
+	# across vCPU threads: ~10% of boots die early (Oops int3 in
+	# sched_clock_cpu), and so can any later static-key flip, such as the
+	# ones sched_ext makes when a scheduler loads (seen: Oops int3 in
+	# prev_balance right after an enable). A crash mid-test costs the whole
+	# run, so reliability wins; WAKEPLACE_VM_MTTCG=1 opts back in.
+	[[ ${WAKEPLACE_VM_MTTCG:-0} == 1 ]] || qemu_opts+=" -accel tcg,thread=single"
 fi
 vng_args+=(--qemu-opts "$qemu_opts")
 
