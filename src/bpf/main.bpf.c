@@ -559,13 +559,23 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_error("no task ctx for %s[%d]", p->comm, p->pid);
 		return;
 	}
+	/*
+	 * Moved without ops.runnable() (affinity change, migration by the
+	 * kernel): bring vruntime and deadline into this CPU's virtual time
+	 * before they order its queue. A deadline from another CPU's V would
+	 * starve the task (or everyone else) here.
+	 */
+	if (tctx->rq_cpu != cpu)
+		migrate_accounting(p, tctx, cpu, bpf_ktime_get_ns());
 	/* asym packing moved this task off its CPU at the tick: requeue it there. */
 	if (tctx->asym_dst >= 0) {
 		s32 dst = tctx->asym_dst;
 
 		tctx->asym_dst = -1;
-		if (bpf_cpumask_test_cpu(dst, p->cpus_ptr) && !cpu_busy(dst))
+		if (bpf_cpumask_test_cpu(dst, p->cpus_ptr) && !cpu_busy(dst)) {
 			cpu = dst;
+			migrate_accounting(p, tctx, cpu, bpf_ktime_get_ns());
+		}
 	}
 	busy = cpu_busy(cpu);
 	/* Policy-independent outcome: a wakee waits on a busy CPU while another is free. */
@@ -653,6 +663,33 @@ static bool steal(s32 cpu)
 	return false;
 }
 
+/*
+ * Periodic load balance, done when this CPU picks its next task: pull from
+ * the LLC's longest queue when it is at least two tasks longer than ours
+ * (sched_balance_rq() evens out nr_running the same way). The head of that
+ * queue may be pinned there; move_to_local() then takes the first task
+ * that can run here, or nothing.
+ */
+static bool balance(s32 cpu)
+{
+	s32 own = scx_bpf_dsq_nr_queued(cpu_dsq(cpu)), i, busiest = -1, max = 0;
+
+	bpf_for(i, 0, nr_cpus) {
+		s32 n;
+
+		if (i == cpu || !same_llc(cpu, i))
+			continue;
+		n = scx_bpf_dsq_nr_queued(cpu_dsq(i));
+		if (n > max) {
+			max = n;
+			busiest = i;
+		}
+	}
+	if (busiest < 0 || max < own + 2)
+		return false;
+	return scx_bpf_dsq_move_to_local(cpu_dsq(busiest), 0);
+}
+
 void BPF_STRUCT_OPS(wakeplace_dispatch, s32 cpu, struct task_struct *prev)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
@@ -693,6 +730,10 @@ void BPF_STRUCT_OPS(wakeplace_dispatch, s32 cpu, struct task_struct *prev)
 	}
 pick:
 
+	if (balance(cpu)) {
+		stat_inc(WP_ST_DISPATCH_STOLEN);
+		return;
+	}
 	if (scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) && dispatch_own(cpu, cctx)) {
 		stat_inc(WP_ST_DISPATCH_LOCAL);
 		return;
