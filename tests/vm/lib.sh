@@ -58,3 +58,26 @@ check_no_ejection() {
 		fail "the kernel ejected the scheduler"
 	fi
 }
+
+# measure NAME CMD...: run CMD while a --monitor client records the
+# scheduler's stats; the per-field totals land in $OUT/NAME.json and CMD's
+# output in $OUT/NAME.out.
+measure() {
+	local name=$1 rc=0 mon
+	shift
+	"$BIN" --monitor 1 --json >"$OUT/$name.mon" 2>/dev/null &
+	mon=$!
+	# Let the client connect first: its first read is the baseline.
+	for _ in $(seq 1 50); do [ -s "$OUT/$name.mon" ] && break; sleep 0.2; done
+	"$@" >"$OUT/$name.out" 2>&1 || rc=$?
+	sleep 1.5
+	kill -INT $mon 2>/dev/null
+	wait $mon 2>/dev/null
+	python3 "$ROOT/tests/vm/sumstats.py" "$OUT/$name.mon" >"$OUT/$name.json"
+	return $rc
+}
+
+# field NAME FIELD: a total recorded by measure.
+field() {
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$OUT/$1.json" "$2"
+}

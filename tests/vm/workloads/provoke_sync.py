@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Provoke the sync family's situation (seed 002) on demand.
+
+A waker pinned to its CPU and a wakee strictly alternate through pipes
+(pipe wakeups are WF_SYNC). Before each block the wakee parks itself on a
+CPU kept busy by a spinner, so its previous CPU is busy when it is woken
+(the case where select_idle_sibling() cannot return prev), while another
+core is idle. Where the wakee lands (waker's CPU, its SMT sibling, prev,
+elsewhere) is the policy under test; the scheduler's counters say where.
+Needs at least 3 cores (SMT 3x2: CPUs 0-5, siblings 0-1, 2-3, 4-5).
+"""
+import argparse
+import json
+import os
+import signal
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cycles", type=int, default=150)
+    ap.add_argument("--waker", type=int, default=0)
+    ap.add_argument("--hogs", default="2,3")
+    ap.add_argument("--park", type=int, default=2)
+    a = ap.parse_args()
+    allowed = os.sched_getaffinity(0)
+
+    hogs = []
+    for cpu in map(int, a.hogs.split(",")):
+        pid = os.fork()
+        if pid == 0:
+            os.sched_setaffinity(0, {cpu})
+            while True:
+                pass
+        hogs.append(pid)
+
+    ab_r, ab_w = os.pipe()
+    ba_r, ba_w = os.pipe()
+    wakee = os.fork()
+    if wakee == 0:
+        for _ in range(a.cycles):
+            os.sched_setaffinity(0, {a.park})
+            os.sched_setaffinity(0, allowed)
+            os.read(ab_r, 1)
+            os.write(ba_w, b"y")
+        os._exit(0)
+
+    os.sched_setaffinity(0, {a.waker})
+    for _ in range(a.cycles):
+        os.write(ab_w, b"x")
+        os.read(ba_r, 1)
+    os.waitpid(wakee, 0)
+    for pid in hogs:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    print(json.dumps({"bench": "provoke-sync", "cycles": a.cycles}))
+
+
+if __name__ == "__main__":
+    main()
