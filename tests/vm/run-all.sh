@@ -1,5 +1,6 @@
 #!/bin/bash
-# Runs every VM test (tests/vm/t_*.sh) inside the sched_ext guest and
+# Runs the VM tests named as arguments (default: every tests/vm/t_*.sh)
+# inside the sched_ext guest and
 # prints one summary line that test runners read: "N passed, M failed".
 cd "$(dirname "$0")"
 . ./lib.sh
@@ -7,7 +8,9 @@ cd "$(dirname "$0")"
 [ -x "$BIN" ] || { echo "FAIL: $BIN not built"; echo "0 passed, 1 failed"; exit 1; }
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
 pass=0 failed=0 failures=""
-for t in ${WAKEPLACE_TESTS:-t_*.sh}; do
+tests=("$@")
+[ ${#tests[@]} -gt 0 ] || tests=(${WAKEPLACE_TESTS:-t_*.sh})
+for t in "${tests[@]}"; do
 	echo "=== $t"
 	start=$(date +%s)
 	if bash "./$t"; then

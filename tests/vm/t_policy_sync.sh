@@ -30,6 +30,9 @@ done
 s=stock w=stock,sync=waker-sibling
 total=$((rounds * cycles))
 [ "${sw[$s]}" -ge $((total / 2)) ] || fail "stock: only ${sw[$s]} sync wakeups with the waker alone (provocation failed)"
-[ "${else[$s]}" -gt "${sib[$s]}" ] || fail "stock: wakees did not mostly go to the idle core"
-[ "${sib[$w]}" -ge $(( ${sw[$w]} / 2 )) ] || fail "waker-sibling: only ${sib[$w]} of ${sw[$w]} on the waker's sibling"
-[ "${sib[$w]}" -gt $(( ${sib[$s]} * 2 )) ] || fail "waker-sibling did not raise placements on the waker's sibling"
+# Shares, since the number of sync wakeups varies a little between variants.
+share() { python3 -c 'import sys; print(int(100 * int(sys.argv[1]) / max(1, int(sys.argv[2]))))' "$1" "$2"; }
+ss=$(share "${sib[$s]}" "${sw[$s]}"); ws=$(share "${sib[$w]}" "${sw[$w]}")
+log "on the waker's sibling: stock $ss%, waker-sibling $ws%"
+[ "$ws" -ge 50 ] || fail "waker-sibling: only $ws% of sync wakees on the waker's sibling"
+[ "$ws" -ge $((ss + 15)) ] || fail "waker-sibling did not raise placements on the waker's sibling ($ss% -> $ws%)"

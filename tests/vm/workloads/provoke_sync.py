@@ -37,10 +37,14 @@ def main():
     ba_r, ba_w = os.pipe()
     wakee = os.fork()
     if wakee == 0:
+        # Park on the busy CPU before answering, so that the waker's next
+        # write finds the wakee asleep there: prev is busy at every wakeup.
+        os.sched_setaffinity(0, {a.park})
+        os.sched_setaffinity(0, allowed)
         for _ in range(a.cycles):
+            os.read(ab_r, 1)
             os.sched_setaffinity(0, {a.park})
             os.sched_setaffinity(0, allowed)
-            os.read(ab_r, 1)
             os.write(ba_w, b"y")
         os._exit(0)
 
