@@ -43,7 +43,7 @@ vm_suite() {
 	mkdir -p "$out"
 	tools/vm/run.sh --kernel "$kernel" --out "$out" "$@" | tee "$out/summary.txt" || r=${PIPESTATUS[0]}
 	local line
-	line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed' "$out/summary.txt" | tail -1)
+	line=$(grep -E "^vm: [0-9]+ passed, [0-9]+ failed" "$out/summary.txt" | tail -1 || true)
 	if [[ -n $line ]]; then
 		passed=$((passed + $(awk '{print $2}' <<<"$line")))
 		failed=$((failed + $(awk '{print $4}' <<<"$line")))
