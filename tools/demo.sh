@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The README's main job: install, build the kernel (cached) and the scheduler,
-# boot the VM, run hackbench under EEVDF and under scx_wakeplace, print both.
+# The README's main job: install, build the kernel (cached) and everything
+# else, boot the VM, run an interleaved A/B matrix (EEVDF vs scx_wakeplace
+# stock vs proposed) and print the table. Results: results/demo/ab/.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -8,5 +9,8 @@ cd "$repo"
 export BPF_CLANG
 tools/setup.sh
 kernel=$(tools/vm/build-kernel.sh | tail -1)
-cargo build --release
-tools/vm/run.sh --kernel "$kernel" -- tests/vm/demo.sh
+cargo build --release --workspace
+rm -rf results/demo
+mkdir -p results/demo
+tools/vm/run.sh --kernel "$kernel" --out results/demo -- tests/vm/demo.sh
+echo "table: results/demo/ab/summary.md  chart: results/demo/ab/chart.svg  runs: results/demo/ab/results.json"
