@@ -53,7 +53,7 @@ vm_suite() {
 	((r == 0)) || { echo "VM suite $name failed (exit $r); logs in $out"; rc=1; }
 }
 vm_suite foundation -- tests/vm/run-all.sh t_errors.sh t_load_unload.sh t_sigkill.sh t_stress.sh t_bench.sh
-vm_suite policies --cpus 6 --smt 3x2 -- tests/vm/run-all.sh t_policy_delayed.sh t_policy_sync.sh t_policy_preempt.sh
+vm_suite policies --cpus 6 --smt 3x2 -- tests/vm/run-all.sh t_policy_delayed.sh t_policy_sync.sh t_policy_preempt.sh t_policy_asym.sh
 echo
 echo "logs in $results"
 echo "vm total: $passed passed, $failed failed"

@@ -638,6 +638,17 @@ static bool dispatch_own(s32 cpu, struct cpu_ctx *cctx)
 	return scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0);
 }
 
+/*
+ * Work queued on a CPU that runs something, i.e. waiting there. Tasks queued
+ * on an idle CPU were just sent there (and it was kicked): leave them.
+ */
+static __always_inline bool waiting_on(s32 cpu)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+
+	return cctx && cctx->curr_pid && scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
+}
+
 /* When this CPU would idle, pull from a busy CPU's queue (newidle balance). */
 static bool steal(s32 cpu)
 {
@@ -649,7 +660,7 @@ static bool steal(s32 cpu)
 
 		if (other == cpu || !same_llc(cpu, other))
 			continue;
-		if (scx_bpf_dsq_nr_queued(cpu_dsq(other)) && scx_bpf_dsq_move_to_local(cpu_dsq(other), 0))
+		if (waiting_on(other) && scx_bpf_dsq_move_to_local(cpu_dsq(other), 0))
 			return true;
 	}
 	bpf_for(i, 0, nr_cpus) {
@@ -657,7 +668,7 @@ static bool steal(s32 cpu)
 
 		if (other == cpu || same_llc(cpu, other))
 			continue;
-		if (scx_bpf_dsq_nr_queued(cpu_dsq(other)) && scx_bpf_dsq_move_to_local(cpu_dsq(other), 0))
+		if (waiting_on(other) && scx_bpf_dsq_move_to_local(cpu_dsq(other), 0))
 			return true;
 	}
 	return false;
