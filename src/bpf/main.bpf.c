@@ -649,29 +649,26 @@ static __always_inline bool waiting_on(s32 cpu)
 	return cctx && cctx->curr_pid && scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
 }
 
-/* When this CPU would idle, pull from a busy CPU's queue (newidle balance). */
-static bool steal(s32 cpu)
+/* Pull the first waiting task that can run here, from CPUs in or out of our LLC. */
+static bool steal_from(s32 cpu, bool in_llc)
 {
 	s32 i;
 
-	/* Same LLC first, then anywhere. */
 	bpf_for(i, 0, nr_cpus) {
 		s32 other = (cpu + 1 + i) % nr_cpus;
 
-		if (other == cpu || !same_llc(cpu, other))
-			continue;
-		if (waiting_on(other) && scx_bpf_dsq_move_to_local(cpu_dsq(other), 0))
-			return true;
-	}
-	bpf_for(i, 0, nr_cpus) {
-		s32 other = (cpu + 1 + i) % nr_cpus;
-
-		if (other == cpu || same_llc(cpu, other))
+		if (other == cpu || same_llc(cpu, other) != in_llc)
 			continue;
 		if (waiting_on(other) && scx_bpf_dsq_move_to_local(cpu_dsq(other), 0))
 			return true;
 	}
 	return false;
+}
+
+/* When this CPU would idle, pull from a busy CPU's queue (newidle balance), LLC first. */
+static bool steal(s32 cpu)
+{
+	return steal_from(cpu, true) || steal_from(cpu, false);
 }
 
 /*

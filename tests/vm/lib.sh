@@ -81,3 +81,30 @@ measure() {
 field() {
 	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$OUT/$1.json" "$2"
 }
+
+# policy_rounds PREFIX "POLICY..." "FIELD..." CMD...: the A/B loop of the
+# policy tests. For each of $ROUNDS rounds and each policy in turn: switch the
+# running scheduler to it (--set-policy), measure CMD, and add each FIELD of
+# the scheduler's stats to TOT[policy|field]. Run names: PREFIX-ROUND-POLICY.
+declare -A TOT
+ROUNDS=${WAKEPLACE_ROUNDS:-2}
+policy_rounds() {
+	local prefix=$1 pols=$2 fields=$3 r pol n f
+	shift 3
+	for r in $(seq 1 "$ROUNDS"); do
+		for pol in $pols; do
+			"$BIN" --set-policy "$pol" >/dev/null || fail "--set-policy $pol"
+			n="$prefix-$r-${pol//,/_}"
+			measure "$n" "$@" || { tail "$OUT/$n.out"; fail "$1 failed under $pol"; }
+			for f in $fields; do
+				TOT[$pol|$f]=$(( ${TOT[$pol|$f]:-0} + $(field "$n" "$f") ))
+			done
+		done
+	done
+	for pol in $pols; do
+		local line=""
+		for f in $fields; do line="$line $f=${TOT[$pol|$f]}"; done
+		log "$pol:$line"
+	done
+}
+tot() { echo "${TOT[$1|$2]:-0}"; }

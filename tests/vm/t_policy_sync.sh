@@ -6,33 +6,17 @@
 # sync wakees land relative to the waker.
 cd "$(dirname "$0")"; . ./lib.sh
 [ "$(nproc)" -ge 6 ] || fail "needs 6 CPUs as 3 cores x 2 threads (run.sh --cpus 6 --smt 3x2)"
-rounds=${WAKEPLACE_ROUNDS:-2}
 cycles=${WAKEPLACE_CYCLES:-60}
 start_sched "$OUT/pol-sync.log"
-pols="stock stock,sync=waker-sibling stock,sync=prev-sibling"
-declare -A sw sib waker else
-for r in $(seq 1 "$rounds"); do
-	for pol in $pols; do
-		"$BIN" --set-policy "$pol" >/dev/null || fail "--set-policy $pol"
-		n="sync-$r-${pol//,/_}"
-		measure "$n" python3 workloads/provoke_sync.py --cycles "$cycles" --waker 0 \
-			--hogs 2,3 --park 2 || { cat "$OUT/$n.out"; fail "workload failed under $pol"; }
-		sw[$pol]=$(( ${sw[$pol]:-0} + $(field "$n" sync_wakeups) ))
-		sib[$pol]=$(( ${sib[$pol]:-0} + $(field "$n" sync_on_sibling) ))
-		waker[$pol]=$(( ${waker[$pol]:-0} + $(field "$n" sync_on_waker) ))
-		else[$pol]=$(( ${else[$pol]:-0} + $(field "$n" sync_elsewhere) ))
-	done
-done
+s=stock w=stock,sync=waker-sibling p=stock,sync=prev-sibling
+policy_rounds sync "$s $w $p" "sync_wakeups sync_on_waker sync_on_sibling sync_on_prev sync_elsewhere" \
+	python3 workloads/provoke_sync.py --cycles "$cycles" --waker 0 --hogs 2,3 --park 2
 stop_sched INT
-for pol in $pols; do
-	log "$pol: sync wakeups ${sw[$pol]}: on waker ${waker[$pol]}, waker's sibling ${sib[$pol]}, elsewhere ${else[$pol]}"
-done
-s=stock w=stock,sync=waker-sibling
-total=$((rounds * cycles))
-[ "${sw[$s]}" -ge $((total / 2)) ] || fail "stock: only ${sw[$s]} sync wakeups with the waker alone (provocation failed)"
+total=$((ROUNDS * cycles))
+[ "$(tot $s sync_wakeups)" -ge $((total / 2)) ] || fail "stock: only $(tot $s sync_wakeups) sync wakeups with the waker alone (provocation failed)"
 # Shares, since the number of sync wakeups varies a little between variants.
-share() { python3 -c 'import sys; print(int(100 * int(sys.argv[1]) / max(1, int(sys.argv[2]))))' "$1" "$2"; }
-ss=$(share "${sib[$s]}" "${sw[$s]}"); ws=$(share "${sib[$w]}" "${sw[$w]}")
+share() { echo $(( 100 * $(tot "$1" sync_on_sibling) / ($(tot "$1" sync_wakeups) + 1) )); }
+ss=$(share $s) ws=$(share $w)
 log "on the waker's sibling: stock $ss%, waker-sibling $ws%"
 [ "$ws" -ge 50 ] || fail "waker-sibling: only $ws% of sync wakees on the waker's sibling"
 [ "$ws" -ge $((ss + 15)) ] || fail "waker-sibling did not raise placements on the waker's sibling ($ss% -> $ws%)"
