@@ -80,7 +80,6 @@ struct cpu_ctx {
 	s64 sum_w;		/* weight queued here (updated atomically, also remotely) */
 	u64 curr_deadline;	/* deadline of the running task */
 	u32 curr_pid;		/* running task, 0 when idle */
-	u32 curr_nr_cpus;	/* number of CPUs the running task may use */
 	u32 resched_at_tick;	/* a lazy preemption is pending for the next tick */
 } __attribute__((aligned(64)));
 
@@ -799,7 +798,6 @@ void BPF_STRUCT_OPS(wakeplace_running, struct task_struct *p)
 	tctx->exec_start = now;
 	cctx->curr_pid = p->pid;
 	cctx->curr_deadline = tctx->deadline;
-	cctx->curr_nr_cpus = p->nr_cpus_allowed;
 
 	if (tctx->wake_ts) {
 		u64 lat = now > tctx->wake_ts ? now - tctx->wake_ts : 0;
