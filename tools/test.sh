@@ -31,8 +31,8 @@ step "build scx_wakeplace and the benchmarks"
 cargo build --release --workspace
 
 # Two boots: the foundation suite on the default 2 cores x 2 threads, and the
-# policy proofs on 3 x 2 (the sync family needs an idle core besides the
-# waker's). Each prints "vm: N passed, M failed"; the total comes last.
+# policy proofs on 4 x 2 (the sync family needs an idle core besides the
+# waker's, and spare cores make one reliably idle). Each prints "vm: N passed, M failed"; the total comes last.
 results=${WAKEPLACE_RESULTS:-$repo/results}
 rc=0 passed=0 failed=0
 vm_suite() {
@@ -53,7 +53,7 @@ vm_suite() {
 	((r == 0)) || { echo "VM suite $name failed (exit $r); logs in $out"; rc=1; }
 }
 vm_suite foundation -- tests/vm/run-all.sh t_errors.sh t_load_unload.sh t_sigkill.sh t_stress.sh t_bench.sh
-vm_suite policies --cpus 6 --smt 3x2 -- tests/vm/run-all.sh t_policy_delayed.sh t_policy_sync.sh t_policy_preempt.sh t_policy_asym.sh
+vm_suite policies --cpus 8 --smt 4x2 -- tests/vm/run-all.sh t_policy_delayed.sh t_policy_sync.sh t_policy_preempt.sh t_policy_asym.sh
 echo
 echo "logs in $results"
 echo "vm total: $passed passed, $failed failed"

@@ -1,11 +1,11 @@
 #!/bin/bash
-# sync family (seed 002), on SMT 3x2 (needs an idle core besides the
+# sync family (seed 002), on SMT 4x2 (needs an idle core besides the
 # waker's). workloads/provoke_sync.py: a pinned waker and a wakee ping-pong
-# through pipes (WF_SYNC); the wakee's prev CPU is kept busy, core 2 (CPUs
-# 4-5) is idle. Outcome, counted the same way under every variant: where
+# through pipes (WF_SYNC); the wakee's prev CPU is kept busy, cores 2 and 3
+# (CPUs 4-7) are idle but for the guest's own housekeeping. Outcome, counted the same way under every variant: where
 # sync wakees land relative to the waker.
 cd "$(dirname "$0")"; . ./lib.sh
-[ "$(nproc)" -ge 6 ] || fail "needs 6 CPUs as 3 cores x 2 threads (run.sh --cpus 6 --smt 3x2)"
+[ "$(nproc)" -ge 6 ] || fail "needs at least 3 cores x 2 threads (run.sh --cpus 8 --smt 4x2)"
 cycles=${WAKEPLACE_CYCLES:-60}
 start_sched "$OUT/pol-sync.log"
 s=stock w=stock,sync=waker-sibling p=stock,sync=prev-sibling
