@@ -56,5 +56,5 @@ vm_suite foundation -- tests/vm/run-all.sh t_errors.sh t_load_unload.sh t_sigkil
 vm_suite policies --cpus 8 --smt 4x2 -- tests/vm/run-all.sh t_policy_delayed.sh t_policy_sync.sh t_policy_preempt.sh t_policy_asym.sh
 echo
 echo "logs in $results"
-echo "vm total: $passed passed, $failed failed"
+echo "total: $passed passed, $failed failed"
 exit "$rc"
