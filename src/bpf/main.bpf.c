@@ -240,6 +240,11 @@ static __always_inline bool cpu_busy(s32 cpu)
 	return cctx && cctx->curr_pid;
 }
 
+static __always_inline bool cpu_idle_now(s32 cpu, const struct cpumask *idle)
+{
+	return bpf_cpumask_test_cpu(cpu, idle) && !cpu_busy(cpu);
+}
+
 /* Is any CPU in @p's affinity other than @except idle right now? */
 static bool allowed_cpu_idle(struct task_struct *p, s32 except)
 {
@@ -250,8 +255,7 @@ static bool allowed_cpu_idle(struct task_struct *p, s32 except)
 	bpf_for(cpu, 0, nr_cpus) {
 		if (cpu == except)
 			continue;
-		if (bpf_cpumask_test_cpu(cpu, idle) && bpf_cpumask_test_cpu(cpu, p->cpus_ptr) &&
-		    !cpu_busy(cpu)) {
+		if (cpu_idle_now(cpu, idle) && bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
 			found = true;
 			break;
 		}
@@ -297,11 +301,6 @@ static __always_inline bool claim_idle(struct task_struct *p, s32 cpu)
 static __always_inline u32 pol(enum wp_policy_family f)
 {
 	return f < WP_POL_NR ? policy[f] : 0;
-}
-
-static __always_inline bool cpu_idle_now(s32 cpu, const struct cpumask *idle)
-{
-	return bpf_cpumask_test_cpu(cpu, idle) && !cpu_busy(cpu);
 }
 
 /* Sibling @k of @cpu, or -1. */
