@@ -110,6 +110,28 @@ pub const FAMILIES: &[Family] = &[
             },
         ],
     },
+    Family {
+        name: "coresched",
+        what: "core scheduling (cookies): which SMT sibling's task runs, and wakeup placement",
+        source: "seed 003 (core scheduling, DL server starvation), beyond the thread",
+        variants: &[
+            Variant {
+                name: "fifo",
+                desc: "stock sched_ext: scx_prio_less() orders the core's candidates by \
+                       core_sched_at (FIFO); idle CPUs are idle whatever their sibling runs",
+            },
+            Variant {
+                name: "deadline",
+                desc: "ops.core_sched_before() by virtual deadline in the core's virtual time \
+                       (EEVDF across the SMT threads: shares follow weights)",
+            },
+            Variant {
+                name: "cookie",
+                desc: "deadline, and an idle CPU whose sibling runs another cookie is not idle \
+                       for the wakee (fair.c's __select_idle_cpu() cookie match)",
+            },
+        ],
+    },
 ];
 
 /// Variant index of each family, in FAMILIES order.
@@ -276,6 +298,19 @@ mod tests {
             p[i::wp_preempt_variant_WP_PREEMPT_PINNED as usize].name,
             "pinned"
         );
+        assert_eq!(
+            FAMILIES[i::wp_policy_family_WP_POL_CORESCHED as usize].name,
+            "coresched"
+        );
+        let c = &FAMILIES[4].variants;
+        assert_eq!(
+            c[i::wp_coresched_variant_WP_CORESCHED_DEADLINE as usize].name,
+            "deadline"
+        );
+        assert_eq!(
+            c[i::wp_coresched_variant_WP_CORESCHED_COOKIE as usize].name,
+            "cookie"
+        );
     }
 
     #[test]
@@ -283,11 +318,11 @@ mod tests {
         assert_eq!(PolicySet::parse("stock").unwrap(), PolicySet::stock());
         assert_eq!(
             PolicySet::parse("stock").unwrap().to_string(),
-            "delayed=requeue,sync=sis,asym=rank,preempt=lazy"
+            "delayed=requeue,sync=sis,asym=rank,preempt=lazy,coresched=fifo"
         );
         assert_eq!(
             PolicySet::proposed().to_string(),
-            "delayed=migrate,sync=waker-sibling,asym=perf,preempt=pinned"
+            "delayed=migrate,sync=waker-sibling,asym=perf,preempt=pinned,coresched=fifo"
         );
         let s = PolicySet::parse("stock,delayed=migrate").unwrap();
         assert_eq!(s.variant(0), "migrate");
@@ -295,7 +330,7 @@ mod tests {
         let s = PolicySet::parse("delayed=off,proposed,sync=sis").unwrap();
         assert_eq!(
             s.to_string(),
-            "delayed=migrate,sync=sis,asym=perf,preempt=pinned"
+            "delayed=migrate,sync=sis,asym=perf,preempt=pinned,coresched=fifo"
         );
         let s = PolicySet::parse(" preempt=full , delayed=off ").unwrap();
         assert_eq!(s.variant(3), "full");

@@ -192,6 +192,14 @@ pub struct Metrics {
     pub preempt_at_once: u64,
     #[stat(desc = "preempt: ... left to the running task's next tick")]
     pub preempt_at_tick: u64,
+    #[stat(desc = "coresched: wakees queued on a CPU whose SMT sibling runs another cookie")]
+    pub cookie_clash: u64,
+    #[stat(desc = "coresched: ... while an allowed idle CPU without such a sibling existed")]
+    pub cookie_clash_avoidable: u64,
+    #[stat(desc = "coresched: core-wide pick comparisons (ops.core_sched_before calls)")]
+    pub cs_orderings: u64,
+    #[stat(desc = "coresched: ... answered differently from FIFO (core_sched_at) order")]
+    pub cs_not_fifo: u64,
     #[stat(
         desc = "Wakeups of tasks that can run on one CPU only (per-CPU kthreads and pinned tasks)"
     )]
@@ -268,6 +276,10 @@ impl Metrics {
             preempt_wanted: d(i::wp_stat_idx_WP_ST_PREEMPT_WANTED),
             preempt_at_once: d(i::wp_stat_idx_WP_ST_PREEMPT_AT_ONCE),
             preempt_at_tick: d(i::wp_stat_idx_WP_ST_PREEMPT_AT_TICK),
+            cookie_clash: d(i::wp_stat_idx_WP_ST_COOKIE_CLASH),
+            cookie_clash_avoidable: d(i::wp_stat_idx_WP_ST_COOKIE_CLASH_AVOIDABLE),
+            cs_orderings: d(i::wp_stat_idx_WP_ST_CS_ORDERINGS),
+            cs_not_fifo: d(i::wp_stat_idx_WP_ST_CS_NOT_FIFO),
             pinned_wakeups: pinned.iter().sum(),
             pinned_lat_p50_us: hist_quantile_ns(&pinned, 0.50) as f64 / 1000.0,
             pinned_lat_p99_us: hist_quantile_ns(&pinned, 0.99) as f64 / 1000.0,
@@ -302,7 +314,8 @@ impl Metrics {
         writeln!(
             w,
             "            delayed w/stay/move {}/{}/{} | sync w/waker/sib/prev/else {}/{}/{}/{}/{} \
-             | asym pulls {} | preempt want/once/tick {}/{}/{} pinned p99 {:.1} us",
+             | asym pulls {} | preempt want/once/tick {}/{}/{} pinned p99 {:.1} us \
+             | cookie clash/avoidable {}/{} cs-order {}/{}",
             self.delayed_wakeups,
             self.delayed_stayed,
             self.delayed_moved,
@@ -316,6 +329,10 @@ impl Metrics {
             self.preempt_at_once,
             self.preempt_at_tick,
             self.pinned_lat_p99_us,
+            self.cookie_clash,
+            self.cookie_clash_avoidable,
+            self.cs_orderings,
+            self.cs_not_fifo,
         )?;
         Ok(())
     }

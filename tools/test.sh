@@ -30,9 +30,10 @@ echo "kernel: $kernel"
 step "build scx_wakeplace and the benchmarks"
 cargo build --release --workspace
 
-# Two boots: the foundation suite on the default 2 cores x 2 threads, and the
-# policy proofs on 4 x 2 (the sync family needs an idle core besides the
-# waker's, and spare cores make one reliably idle). Each prints "vm: N passed, M failed"; the total comes last.
+# Three boots: the foundation suite on the default 2 cores x 2 threads, the
+# policy proofs and the fidelity check on 4 x 2 (the sync family needs an
+# idle core besides the waker's, and spare cores make one reliably idle), and
+# the SMT-off variant (sync=waker-cpu) on 4 x 1. Each prints "vm: N passed, M failed"; the total comes last.
 results=${WAKEPLACE_RESULTS:-$repo/results}
 rc=0 passed=0 failed=0
 vm_suite() {
@@ -53,7 +54,8 @@ vm_suite() {
 	((r == 0)) || { echo "VM suite $name failed (exit $r); logs in $out"; rc=1; }
 }
 vm_suite foundation -- tests/vm/run-all.sh t_errors.sh t_load_unload.sh t_sigkill.sh t_stress.sh t_bench.sh
-vm_suite policies --cpus 8 --smt 4x2 -- tests/vm/run-all.sh t_policy_delayed.sh t_policy_sync.sh t_policy_preempt.sh t_policy_asym.sh
+vm_suite policies --cpus 8 --smt 4x2 -- tests/vm/run-all.sh t_policy_delayed.sh t_policy_sync.sh t_policy_preempt.sh t_policy_asym.sh t_policy_coresched.sh t_fidelity.sh
+vm_suite nosmt --cpus 4 --no-smt -- tests/vm/run-all.sh t_policy_sync_nosmt.sh
 echo
 echo "logs in $results"
 echo "total: $passed passed, $failed failed"

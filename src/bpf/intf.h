@@ -66,6 +66,11 @@ enum wp_stat_idx {
 	WP_ST_PREEMPT_WANTED,	/* wakee eligible with an earlier deadline than the running task */
 	WP_ST_PREEMPT_AT_ONCE,	/* ... and the running task was preempted at once */
 	WP_ST_PREEMPT_AT_TICK,	/* ... and preemption was left to the running task's next tick */
+	/* coresched family: placement next to another cookie, and core-wide ordering */
+	WP_ST_COOKIE_CLASH,	/* wakee queued on a CPU whose SMT sibling runs another cookie */
+	WP_ST_COOKIE_CLASH_AVOIDABLE, /* ... while an allowed idle CPU without a clash existed */
+	WP_ST_CS_ORDERINGS,	/* ops.core_sched_before() calls (core-wide pick comparisons) */
+	WP_ST_CS_NOT_FIFO,	/* ... answered differently from FIFO (core_sched_at) order */
 	WP_ST_NR,
 };
 
@@ -88,6 +93,7 @@ enum wp_policy_family {
 	WP_POL_SYNC,
 	WP_POL_ASYM,
 	WP_POL_PREEMPT,
+	WP_POL_CORESCHED,
 	WP_POL_NR,
 };
 
@@ -115,6 +121,12 @@ enum wp_preempt_variant {
 	WP_PREEMPT_LAZY,	/* PREEMPT_LAZY: at the running task's next tick */
 	WP_PREEMPT_FULL,	/* at once */
 	WP_PREEMPT_PINNED,	/* at once for single-CPU wakees, lazy otherwise */
+};
+
+enum wp_coresched_variant {
+	WP_CORESCHED_FIFO,	/* sched_ext default: scx_prio_less() by core_sched_at */
+	WP_CORESCHED_DEADLINE,	/* core-wide virtual deadline (EEVDF across SMT siblings) */
+	WP_CORESCHED_COOKIE,	/* deadline + idle CPUs next to another cookie are not idle */
 };
 
 #endif /* __WAKEPLACE_INTF_H */

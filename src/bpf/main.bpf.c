@@ -65,6 +65,10 @@ struct task_ctx {
 	u32 weight;	/* weight added to rq_cpu's sum_w */
 	bool blocked_ineligible; /* blocked with negative lag (DELAY_DEQUEUE's case) */
 	s32 asym_dst;	/* asym packing: CPU to requeue on at the next enqueue, or -1 */
+	/* coresched: vruntime and deadline in the virtual time of core cs_core */
+	u64 cs_vruntime;
+	u64 cs_deadline;
+	s32 cs_core;
 };
 
 struct {
@@ -81,6 +85,7 @@ struct cpu_ctx {
 	u64 curr_deadline;	/* deadline of the running task */
 	u32 curr_pid;		/* running task, 0 when idle */
 	u32 resched_at_tick;	/* a lazy preemption is pending for the next tick */
+	u64 curr_cookie;	/* core-scheduling cookie of the running task */
 } __attribute__((aligned(64)));
 
 struct {
@@ -90,12 +95,60 @@ struct {
 	__type(value, struct cpu_ctx);
 } cpu_ctx_map SEC(".maps");
 
+/*
+ * Virtual time of an SMT core, for the coresched family: advanced by the
+ * service of every task on the core's threads, delta * NICE0 / (weight
+ * queued on the whole core), so that ordering the core's candidates by
+ * deadline in it shares the core by weight, as one runqueue would.
+ */
+struct core_ctx {
+	u64 vtime;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WP_MAX_CPUS);
+	__type(key, u32);
+	__type(value, struct core_ctx);
+} core_ctx_map SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, u32);
 	__type(value, struct wp_stats);
 } stats SEC(".maps");
+
+/*
+ * Core-scheduling fields, which exist only with CONFIG_SCHED_CORE (and are
+ * missing from the generic vmlinux.h): read through CO-RE.
+ */
+struct sched_ext_entity___cs {
+	u64 core_sched_at;
+} __attribute__((preserve_access_index));
+
+struct task_struct___cs {
+	unsigned long core_cookie;
+	struct sched_ext_entity___cs scx;
+} __attribute__((preserve_access_index));
+
+static __always_inline u64 task_cookie(struct task_struct *p)
+{
+	struct task_struct___cs *t = (void *)p;
+
+	if (!bpf_core_field_exists(t->core_cookie))
+		return 0;
+	return t->core_cookie;
+}
+
+static __always_inline u64 task_core_sched_at(struct task_struct *p)
+{
+	struct task_struct___cs *t = (void *)p;
+
+	if (!bpf_core_field_exists(t->scx.core_sched_at))
+		return 0;
+	return t->scx.core_sched_at;
+}
 
 static __always_inline struct wp_stats *my_stats(void)
 {
@@ -292,12 +345,6 @@ static __always_inline bool same_core(s32 a, s32 b)
 	return ca == cb && ca < (u32)-2;
 }
 
-static __always_inline bool claim_idle(struct task_struct *p, s32 cpu)
-{
-	return cpu >= 0 && bpf_cpumask_test_cpu(cpu, p->cpus_ptr) &&
-	       scx_bpf_test_and_clear_cpu_idle(cpu);
-}
-
 static __always_inline u32 pol(enum wp_policy_family f)
 {
 	return f < WP_POL_NR ? policy[f] : 0;
@@ -315,6 +362,61 @@ static __always_inline s32 sibling(s32 cpu, u32 k)
 	if (k >= cpu_nr_sibs[i])
 		return -1;
 	return cpu_sibs[i][k & (WP_MAX_SMT - 1)];
+}
+
+/* Does an SMT sibling of @cpu run a task whose core-scheduling cookie is not @cookie? */
+static bool cookie_clash(u64 cookie, s32 cpu)
+{
+	u32 k;
+
+	bpf_for(k, 0, WP_MAX_SMT) {
+		s32 s = sibling(cpu, k);
+		struct cpu_ctx *c;
+
+		if (s < 0)
+			break;
+		if (s == cpu || !(c = lookup_cpu_ctx(s)))
+			continue;
+		if (c->curr_pid && c->curr_cookie != cookie)
+			return true;
+	}
+	return false;
+}
+
+/* An idle CPU in @p's affinity, other than @except, whose siblings run no other cookie? */
+static bool cookie_free_idle_exists(struct task_struct *p, u64 cookie, s32 except)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	bool found = false;
+	s32 cpu;
+
+	bpf_for(cpu, 0, nr_cpus) {
+		if (cpu != except && cpu_idle_now(cpu, idle) &&
+		    bpf_cpumask_test_cpu(cpu, p->cpus_ptr) && !cookie_clash(cookie, cpu)) {
+			found = true;
+			break;
+		}
+	}
+	scx_bpf_put_idle_cpumask(idle);
+	return found;
+}
+
+/*
+ * coresched=cookie: an idle CPU next to a thread running another cookie is
+ * no idle CPU for @p, after fair.c's __select_idle_cpu() ->
+ * sched_cpu_cookie_match() (there: the cookie the core runs must be the
+ * task's).
+ */
+static __always_inline bool cookie_ok(struct task_struct *p, s32 cpu)
+{
+	return pol(WP_POL_CORESCHED) != WP_CORESCHED_COOKIE ||
+	       !cookie_clash(task_cookie(p), cpu);
+}
+
+static __always_inline bool claim_idle(struct task_struct *p, s32 cpu)
+{
+	return cpu >= 0 && bpf_cpumask_test_cpu(cpu, p->cpus_ptr) && cookie_ok(p, cpu) &&
+	       scx_bpf_test_and_clear_cpu_idle(cpu);
 }
 
 /*
@@ -346,7 +448,7 @@ static s32 scan_idle_core(struct task_struct *p, s32 target, s32 sync_cpu)
 			if (s != sync_cpu && !cpu_idle_now(s, idle))
 				core_idle = false;
 		}
-		if (!first || !core_idle || cpu == sync_cpu)
+		if (!first || !core_idle || cpu == sync_cpu || !cookie_ok(p, cpu))
 			continue;
 		if (scx_bpf_test_and_clear_cpu_idle(cpu)) {
 			found = cpu;
@@ -546,6 +648,49 @@ static __always_inline u32 asym_prio(s32 cpu)
 	return v == WP_ASYM_PERF ? cpu_perf[i] : cpu_rank[i];
 }
 
+static __always_inline struct core_ctx *lookup_core_ctx(u32 core)
+{
+	return core < WP_MAX_CPUS ? bpf_map_lookup_elem(&core_ctx_map, &core) : NULL;
+}
+
+/* Weight queued on all threads of @cpu's core. */
+static s64 core_sum_w(s32 cpu)
+{
+	s64 sum = 0;
+	u32 k;
+
+	bpf_for(k, 0, WP_MAX_SMT) {
+		s32 s = sibling(cpu, k);
+		struct cpu_ctx *c;
+
+		if (s < 0)
+			break;
+		if ((c = lookup_cpu_ctx(s)) && c->sum_w > 0)
+			sum += c->sum_w;
+	}
+	return sum;
+}
+
+/*
+ * Place @p in the virtual time of @cpu's core: keep its lag when it comes
+ * from another core; on wakeup (@fresh) clamp the lag and give it a new
+ * deadline (place_entity() at core level).
+ */
+static void cs_place(struct task_struct *p, struct task_ctx *tctx, s32 cpu, bool fresh)
+{
+	u32 core = topo_of(cpu_core, cpu);
+	struct core_ctx *nc = lookup_core_ctx(core), *oc;
+	s64 lag = 0;
+
+	if (!nc || (tctx->cs_core == (s32)core && !fresh))
+		return;
+	if (tctx->cs_core >= 0 && (oc = lookup_core_ctx(tctx->cs_core)))
+		lag = clamp_lag((s64)(oc->vtime - tctx->cs_vruntime));
+	tctx->cs_vruntime = nc->vtime - lag;
+	tctx->cs_deadline = tctx->cs_vruntime + scale_by_weight(slice_ns, task_weight(p));
+	tctx->cs_core = core;
+}
+
 void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
@@ -579,6 +724,16 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 	/* Policy-independent outcome: a wakee waits on a busy CPU while another is free. */
 	if (wakeup && busy && allowed_cpu_idle(p, cpu))
 		stat_inc(WP_ST_WAKE_BUSY_IDLE);
+	/* ... and one queued next to another cookie (core scheduling forces one idle). */
+	if (wakeup) {
+		u64 cookie = task_cookie(p);
+
+		if (cookie_clash(cookie, cpu)) {
+			stat_inc(WP_ST_COOKIE_CLASH);
+			if (cookie_free_idle_exists(p, cookie, cpu))
+				stat_inc(WP_ST_COOKIE_CLASH_AVOIDABLE);
+		}
+	}
 
 	scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), slice_ns, tctx->deadline, enq_flags);
 
@@ -776,6 +931,7 @@ void BPF_STRUCT_OPS(wakeplace_runnable, struct task_struct *p, u64 enq_flags)
 	}
 	place_task(p, tctx, cpu);
 	add_weight(tctx, cpu, task_weight(p), now);
+	cs_place(p, tctx, cpu, enq_flags & SCX_ENQ_WAKEUP);
 }
 
 void BPF_STRUCT_OPS(wakeplace_running, struct task_struct *p)
@@ -797,6 +953,8 @@ void BPF_STRUCT_OPS(wakeplace_running, struct task_struct *p)
 	tctx->exec_start = now;
 	cctx->curr_pid = p->pid;
 	cctx->curr_deadline = tctx->deadline;
+	cctx->curr_cookie = task_cookie(p);
+	cs_place(p, tctx, cpu, false);
 
 	if (tctx->wake_ts) {
 		u64 lat = now > tctx->wake_ts ? now - tctx->wake_ts : 0;
@@ -841,12 +999,25 @@ void BPF_STRUCT_OPS(wakeplace_stopping, struct task_struct *p, bool runnable)
 	if (!tctx || !cctx)
 		return;
 	advance_vtime(cctx, now);
-	if (now > tctx->exec_start)
-		tctx->vruntime += scale_by_weight(now - tctx->exec_start, task_weight(p));
+	if (now > tctx->exec_start) {
+		u64 delta = now - tctx->exec_start;
+		struct core_ctx *core = lookup_core_ctx(topo_of(cpu_core, cpu));
+		s64 core_w = core_sum_w(cpu);
+
+		tctx->vruntime += scale_by_weight(delta, task_weight(p));
+		/* The core's virtual time moves with the service given on any of its threads. */
+		if (core && core_w > 0)
+			__sync_fetch_and_add(&core->vtime, delta * WP_NICE0_WEIGHT / (u64)core_w);
+		tctx->cs_vruntime += scale_by_weight(delta, task_weight(p));
+		if ((s64)(tctx->cs_vruntime - tctx->cs_deadline) >= 0)
+			tctx->cs_deadline =
+				tctx->cs_vruntime + scale_by_weight(slice_ns, task_weight(p));
+	}
 	/* update_deadline(): a task that used its request gets a new one. */
 	if ((s64)(tctx->vruntime - tctx->deadline) >= 0)
 		tctx->deadline = tctx->vruntime + scale_by_weight(slice_ns, task_weight(p));
 	cctx->curr_pid = 0;
+	cctx->curr_cookie = 0;
 }
 
 void BPF_STRUCT_OPS(wakeplace_quiescent, struct task_struct *p, u64 deq_flags)
@@ -945,6 +1116,40 @@ out:
 	scx_bpf_put_idle_cpumask(idle);
 }
 
+/*
+ * Core scheduling picks one task for a whole SMT core and asks which of two
+ * candidates (on sibling threads) goes first. Stock sched_ext answers FIFO
+ * by core_sched_at (scx_prio_less()); fair.c compares vruntimes normalized
+ * per runqueue (cfs_prio_less()). coresched=deadline answers as EEVDF would
+ * on one runqueue for the core: eligible first, then earlier deadline, in
+ * the core's virtual time.
+ */
+bool BPF_STRUCT_OPS(wakeplace_core_sched_before, struct task_struct *a, struct task_struct *b)
+{
+	bool fifo = (s64)(task_core_sched_at(a) - task_core_sched_at(b)) < 0, before, ea, eb;
+	struct task_ctx *ta, *tb;
+	struct core_ctx *core;
+	s32 cpu_a = scx_bpf_task_cpu(a);
+
+	stat_inc(WP_ST_CS_ORDERINGS);
+	if (pol(WP_POL_CORESCHED) == WP_CORESCHED_FIFO)
+		return fifo;
+	ta = lookup_task_ctx(a);
+	tb = lookup_task_ctx(b);
+	core = lookup_core_ctx(topo_of(cpu_core, cpu_a));
+	if (!ta || !tb || !core || !same_core(cpu_a, scx_bpf_task_cpu(b)))
+		return fifo;
+	/* Moved without runnable()/running() (affinity change): rebase first. */
+	cs_place(a, ta, cpu_a, false);
+	cs_place(b, tb, scx_bpf_task_cpu(b), false);
+	ea = (s64)(core->vtime - ta->cs_vruntime) >= 0;
+	eb = (s64)(core->vtime - tb->cs_vruntime) >= 0;
+	before = ea != eb ? ea : (s64)(ta->cs_deadline - tb->cs_deadline) < 0;
+	if (before != fifo)
+		stat_inc(WP_ST_CS_NOT_FIFO);
+	return before;
+}
+
 s32 BPF_STRUCT_OPS(wakeplace_init_task, struct task_struct *p, struct scx_init_task_args *args)
 {
 	struct task_ctx *tctx;
@@ -955,6 +1160,7 @@ s32 BPF_STRUCT_OPS(wakeplace_init_task, struct task_struct *p, struct scx_init_t
 	tctx->rq_cpu = -1;
 	tctx->last_cpu = -1;
 	tctx->asym_dst = -1;
+	tctx->cs_core = -1;
 	tctx->lag = 0;
 	return 0;
 }
@@ -1006,6 +1212,7 @@ SCX_OPS_DEFINE(wakeplace_ops,
 	       .stopping = (void *)wakeplace_stopping,
 	       .quiescent = (void *)wakeplace_quiescent,
 	       .tick = (void *)wakeplace_tick,
+	       .core_sched_before = (void *)wakeplace_core_sched_before,
 	       .init_task = (void *)wakeplace_init_task,
 	       .enable = (void *)wakeplace_enable,
 	       .disable = (void *)wakeplace_disable,

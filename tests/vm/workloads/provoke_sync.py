@@ -10,9 +10,15 @@ elsewhere) is the policy under test; the scheduler's counters say where.
 Needs at least 3 cores (SMT 3x2: CPUs 0-5, siblings 0-1, 2-3, 4-5).
 """
 import argparse
+import ctypes
 import json
 import os
 import signal
+
+
+def set_comm(name):
+    """Name this process (PR_SET_NAME) so that tracing can pick it out."""
+    ctypes.CDLL(None).prctl(15, name.encode(), 0, 0, 0)
 
 
 def main():
@@ -37,6 +43,7 @@ def main():
     ba_r, ba_w = os.pipe()
     wakee = os.fork()
     if wakee == 0:
+        set_comm("wp-sync-wakee")  # for tracing (t_fidelity.sh)
         # Park on the busy CPU before answering, so that the waker's next
         # write finds the wakee asleep there: prev is busy at every wakeup.
         os.sched_setaffinity(0, {a.park})

@@ -1,0 +1,84 @@
+#!/bin/bash
+# Fidelity of the stock variants against real EEVDF, in the same boot (SMT
+# 4x2). The same provoking workloads as t_policy_delayed.sh and
+# t_policy_sync.sh run twice: under EEVDF (no sched_ext scheduler), where
+# bpftrace counts what fair.c does, and under scx_wakeplace --policy stock,
+# where the scheduler's counters say what the emulation did.
+#  delayed: wakeups of the worker that find it still sched_delayed
+#    (kprobe:ttwu_runnable, as seed 000's author traced), per worker wakeup;
+#  sync: where select_task_rq_fair() puts the WF_SYNC wakee relative to the
+#    waker (its CPU, its SMT sibling, the wakee's prev, elsewhere).
+cd "$(dirname "$0")"; . ./lib.sh
+command -v bpftrace >/dev/null || fail "bpftrace missing (tools/setup.sh installs it)"
+for fn in ttwu_runnable select_task_rq_fair; do
+	grep -qw "$fn" /proc/kallsyms || fail "$fn is not a kernel symbol here: cannot trace fair.c"
+done
+[ "$(cat /sys/devices/system/cpu/cpu1/topology/thread_siblings_list)" = 0-1 ] ||
+	fail "expects SMT pairs 0-1, 2-3, ... (run.sh --cpus 8 --smt 4x2)"
+cycles=${WAKEPLACE_CYCLES:-40}
+DELAYED="python3 workloads/provoke_delayed.py --cycles $cycles --home 3 --allowed 1-3 --waker 0"
+SYNC="python3 workloads/provoke_sync.py --cycles $cycles --waker 0 --hogs 2,3 --park 2"
+
+# traced NAME SCRIPT CMD...: run CMD under a bpftrace SCRIPT; the maps it
+# prints at exit land in $OUT/NAME.bt.
+traced() {
+	local name=$1 script=$2 bt
+	shift 2
+	bpftrace -e "$script" >"$OUT/$name.bt" 2>&1 &
+	bt=$!
+	for _ in $(seq 1 600); do grep -q Attaching "$OUT/$name.bt" && break; sleep 0.1; done
+	grep -q Attaching "$OUT/$name.bt" || { cat "$OUT/$name.bt"; fail "bpftrace did not attach"; }
+	"$@" >"$OUT/$name.out" 2>&1 || { kill -INT $bt; fail "$name: workload failed"; }
+	kill -INT $bt
+	wait $bt
+}
+btval() { awk -v k="@$2:" '$1 == k { print $2 }' "$OUT/$1.bt" | tail -1 | grep . || echo 0; }
+
+WAKES='tracepoint:sched:sched_waking /str(args->comm) == "wp-delayed"/ { @wakeups = count(); }'
+DELAYED_BT="$WAKES"'
+kprobe:ttwu_runnable /((struct task_struct *)arg0)->comm == "wp-delayed"/ {
+	if (((struct task_struct *)arg0)->se.sched_delayed) { @delayed = count(); }
+}'
+# WF_SYNC is 0x10 in 6.12 (kernel/sched/sched.h). CPUs n and n^1 are siblings.
+SYNC_BT='kprobe:select_task_rq_fair /((struct task_struct *)arg0)->comm == "wp-sync-wakee" && (arg2 & 0x10)/ {
+	@prev_cpu[tid] = arg1 + 1;
+}
+kretprobe:select_task_rq_fair /@prev_cpu[tid]/ {
+	$w = cpu; $c = (int64)retval; $p = @prev_cpu[tid] - 1;
+	@sync = count();
+	if ($c == $w) { @on_waker = count(); }
+	else if (($c ^ 1) == $w) { @on_sibling = count(); }
+	else if ($c == $p) { @on_prev = count(); }
+	else { @elsewhere = count(); }
+	delete(@prev_cpu[tid]);
+}'
+
+log "EEVDF (no sched_ext scheduler), traced"
+traced eevdf-delayed "$DELAYED_BT" $DELAYED
+traced eevdf-sync "$SYNC_BT" $SYNC
+
+log "scx_wakeplace --policy stock"
+start_sched "$OUT/fidelity.log" --policy stock
+measure stock-delayed bpftrace -e "$WAKES" -c "$DELAYED" || fail "delayed workload failed under stock"
+# bpftrace -c prints its maps after the command; keep them where btval reads.
+cp "$OUT/stock-delayed.out" "$OUT/stock-delayed.bt"
+measure stock-sync $SYNC || fail "sync workload failed under stock"
+stop_sched INT
+check_no_ejection
+
+ew=$(btval eevdf-delayed wakeups) ed=$(btval eevdf-delayed delayed)
+sw=$(btval stock-delayed wakeups) sd=$(field stock-delayed delayed_wakeups)
+log "delayed: EEVDF $ed of $ew worker wakeups found it sched_delayed; stock emulation $sd of $sw"
+es=$(btval eevdf-sync sync)
+ssy=$(field stock-sync sync_wakeups)
+pct() { echo $((100 * $1 / ($2 + 1))); }
+log "sync on waker/sibling/prev/elsewhere (% of WF_SYNC wakeups): EEVDF" \
+	"$(pct "$(btval eevdf-sync on_waker)" "$es")/$(pct "$(btval eevdf-sync on_sibling)" "$es")/$(pct "$(btval eevdf-sync on_prev)" "$es")/$(pct "$(btval eevdf-sync elsewhere)" "$es") of $es," \
+	"stock $(pct "$(field stock-sync sync_on_waker)" "$ssy")/$(pct "$(field stock-sync sync_on_sibling)" "$ssy")/$(pct "$(field stock-sync sync_on_prev)" "$ssy")/$(pct "$(field stock-sync sync_elsewhere)" "$ssy") of $ssy"
+
+# The claims: the situation each stock variant emulates occurs under real
+# EEVDF for this workload, and the emulation reproduces it.
+[ "$ew" -ge $((cycles / 2)) ] || fail "EEVDF: only $ew worker wakeups traced"
+[ "$ed" -gt 0 ] || fail "EEVDF: no wakeup found the worker sched_delayed: the workload does not provoke DELAY_DEQUEUE"
+[ "$sd" -gt 0 ] || fail "stock: no delayed wakeups emulated for a workload that provokes them under EEVDF"
+[ "$es" -ge $((cycles / 2)) ] || fail "EEVDF: only $es WF_SYNC wakeups of the wakee traced"

@@ -1,0 +1,53 @@
+#!/bin/bash
+# coresched family (core scheduling, seed 003), on SMT 4x2, with EEVDF (no
+# sched_ext scheduler) measured first in the same boot as the reference.
+# workloads/provoke_coresched.py:
+#  share: two spinners with cookies of their own on the two threads of one
+#    core, nice 0 and nice 10. Outcome, measured by the kernel whatever the
+#    variant: each one's CPU time (/proc/PID/schedstat).
+#  clash: cookie-Y tasks that burst and sleep, started next to cookie-X
+#    spinners while two cores are idle. Outcomes: the scheduler's
+#    cookie_clash (wakee queued next to another cookie, counted under every
+#    variant) and the kernel's forced-idle time (core_forceidle_sum).
+cd "$(dirname "$0")"; . ./lib.sh
+[ "$(nproc)" -ge 6 ] || fail "needs at least 3 cores x 2 threads (run.sh --cpus 8 --smt 4x2)"
+sysctl -qw kernel.sched_schedstats=1 || fail "cannot enable schedstats (core_forceidle_sum)"
+W="python3 workloads/provoke_coresched.py"
+secs=${WAKEPLACE_CS_SECONDS:-3}
+cycles=${WAKEPLACE_CYCLES:-80}
+
+$W share --seconds "$secs" >"$OUT/cs-eevdf-share.out" || fail "share workload failed under EEVDF"
+$W clash --cycles "$cycles" >"$OUT/cs-eevdf-clash.out" || fail "clash workload failed under EEVDF"
+
+start_sched "$OUT/pol-coresched.log"
+f=stock d=stock,coresched=deadline c=stock,coresched=cookie
+policy_rounds cs-share "$f $d" "cs_orderings cs_not_fifo" $W share --seconds "$secs"
+policy_rounds cs-clash "$f $c" "wakeups cookie_clash cookie_clash_avoidable" $W clash --cycles "$cycles"
+stop_sched INT
+check_no_ejection
+
+# Per-policy averages of what the workload itself measured.
+avg() { # PREFIX POLICY KEY
+	python3 - "$OUT" "$1" "${2//,/_}" "$3" <<'EOF'
+import glob, json, sys
+out, prefix, pol, key = sys.argv[1:]
+files = glob.glob(f"{out}/{prefix}-*-{pol}.out") if pol != "eevdf" else [f"{out}/{prefix}-eevdf-{key.split(':')[0]}.out"]
+key = key.split(":")[-1]
+vals = [json.loads(open(f).read().strip().splitlines()[-1])[key] for f in files]
+print(round(sum(vals) / len(vals), 1))
+EOF
+}
+es=$(avg cs eevdf share:nice0_share_pct) fs=$(avg cs-share $f nice0_share_pct) ds=$(avg cs-share $d nice0_share_pct)
+log "share of the nice-0 spinner (nice 0 vs 10, weights ~9:1): eevdf $es%, fifo $fs%, deadline $ds%"
+efi=$(avg cs eevdf clash:forceidle_ms) ffi=$(avg cs-clash $f forceidle_ms) cfi=$(avg cs-clash $c forceidle_ms)
+log "clash: forced idle per run: eevdf ${efi} ms, fifo ${ffi} ms, cookie ${cfi} ms"
+fc=$(tot $f cookie_clash) cc=$(tot $c cookie_clash)
+log "clash: wakees queued next to another cookie: fifo $fc of $(tot $f wakeups) wakeups, cookie $cc of $(tot $c wakeups)"
+
+[ "$(tot $d cs_orderings)" -gt 0 ] || fail "ops.core_sched_before() was never called: is core scheduling on?"
+[ "$fc" -ge 20 ] || fail "fifo: only $fc wakeups next to another cookie (provocation failed)"
+[ "$cc" -le $((fc / 4)) ] || fail "cookie did not avoid the clashes ($fc -> $cc)"
+python3 -c "import sys; sys.exit(0 if $cfi <= 0.5 * $ffi else 1)" ||
+	fail "cookie: the kernel's forced idle did not halve ($ffi -> $cfi ms)"
+python3 -c "import sys; sys.exit(0 if $ds >= 75 and $ds >= $fs + 10 else 1)" ||
+	fail "deadline: the nice-0 spinner's share ($ds%) does not follow the weights (fifo $fs%)"
