@@ -29,6 +29,9 @@ use scx_utils::{
 };
 
 use policy::PolicySet;
+
+/// Index of the coresched family in a PolicySet.
+const CORESCHED: usize = bpf_intf::wp_policy_family_WP_POL_CORESCHED as usize;
 use stats::{RawStats, SchedInfo, StatsReq, StatsRes};
 
 pub const SCHEDULER_NAME: &str = "scx_wakeplace";
@@ -200,6 +203,8 @@ struct Scheduler<'a> {
     stats_server: StatsServer<StatsReq, StatsRes>,
     info: SchedInfo,
     policy: PolicySet,
+    /// ops.core_sched_before() registered (coresched != fifo at load).
+    core_sched_op: bool,
 }
 
 impl<'a> Scheduler<'a> {
@@ -241,6 +246,16 @@ impl<'a> Scheduler<'a> {
         // local queue as the kernel does by default; queued wakeups are not
         // deferred (ALLOW_QUEUED_WAKEUP would change ttwu's path).
         skel.struct_ops.wakeplace_ops_mut().flags = 0;
+        // ops.core_sched_before() is registered only when the coresched family
+        // starts on a variant that needs it: stock (fifo) is then exactly what
+        // sched_ext does without the op.
+        let core_sched_op = opts.policy.0[CORESCHED] != 0;
+        if !core_sched_op {
+            skel.struct_ops.wakeplace_ops_mut().core_sched_before = std::ptr::null_mut();
+            skel.progs
+                .wakeplace_core_sched_before
+                .set_autoload(false);
+        }
 
         let rodata = skel.maps.rodata_data.as_mut().unwrap();
         rodata.slice_ns = slice_us * 1000;
@@ -305,6 +320,7 @@ impl<'a> Scheduler<'a> {
                 stall_us: opts.stall_us,
             },
             policy: opts.policy,
+            core_sched_op,
         })
     }
 
@@ -317,6 +333,14 @@ impl<'a> Scheduler<'a> {
     fn switch_policy(&mut self, spec: &str) -> std::result::Result<String, String> {
         if !spec.is_empty() {
             let p = PolicySet::parse(spec).map_err(|e| e.to_string())?;
+            if p.0[CORESCHED] != 0 && !self.core_sched_op {
+                return Err(format!(
+                    "coresched={} needs ops.core_sched_before, registered only at load: \
+                     restart with --policy ...,coresched={}",
+                    p.variant(CORESCHED),
+                    p.variant(CORESCHED)
+                ));
+            }
             Self::write_policy(&mut self.skel, &p);
             if p != self.policy {
                 info!("policy: {p} (was {})", self.policy);

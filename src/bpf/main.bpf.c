@@ -778,6 +778,17 @@ static bool dispatch_own(s32 cpu, struct cpu_ctx *cctx)
 	struct task_struct *p;
 	int scanned = 0;
 
+	/*
+	 * Under core scheduling the kernel also balances a CPU's SMT siblings
+	 * from its own balance (balance_scx()), so ops.dispatch() may run for
+	 * @cpu on another CPU. The iterator move in 6.12 (scx_dsq_move())
+	 * works on this_rq() and locks the task's rq, which shares the core
+	 * lock already held: the machine locks up (seen in the VM with two
+	 * cookied spinners on sibling threads). There, take the queue's head.
+	 */
+	if (cpu != bpf_get_smp_processor_id())
+		return scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0);
+
 	bpf_for_each(scx_dsq, p, cpu_dsq(cpu), 0) {
 		struct task_ctx *tctx = lookup_task_ctx(p);
 
@@ -1117,6 +1128,31 @@ out:
 }
 
 /*
+ * cs_vruntime of @p including the run in progress, which stopping() has not
+ * accounted yet (a task kept running by dispatch() may run for many
+ * slices); that run is also added to *@pending.
+ */
+static u64 cs_vruntime_now(struct task_struct *p, struct task_ctx *tctx, u64 now, u64 *pending)
+{
+	struct cpu_ctx *c = lookup_cpu_ctx(scx_bpf_task_cpu(p));
+	u64 vr = tctx->cs_vruntime;
+
+	if (c && c->curr_pid == p->pid && now > tctx->exec_start) {
+		vr += scale_by_weight(now - tctx->exec_start, task_weight(p));
+		*pending += now - tctx->exec_start;
+	}
+	return vr;
+}
+
+/* Deadline of a task at @vr: renewed once its request is used (update_deadline()). */
+static __always_inline u64 cs_deadline_at(struct task_struct *p, struct task_ctx *tctx, u64 vr)
+{
+	if ((s64)(vr - tctx->cs_deadline) >= 0)
+		return vr + scale_by_weight(slice_ns, task_weight(p));
+	return tctx->cs_deadline;
+}
+
+/*
  * Core scheduling picks one task for a whole SMT core and asks which of two
  * candidates (on sibling threads) goes first. Stock sched_ext answers FIFO
  * by core_sched_at (scx_prio_less()); fair.c compares vruntimes normalized
@@ -1127,9 +1163,11 @@ out:
 bool BPF_STRUCT_OPS(wakeplace_core_sched_before, struct task_struct *a, struct task_struct *b)
 {
 	bool fifo = (s64)(task_core_sched_at(a) - task_core_sched_at(b)) < 0, before, ea, eb;
+	u64 now = bpf_ktime_get_ns(), pending = 0, va, vb, v;
 	struct task_ctx *ta, *tb;
 	struct core_ctx *core;
 	s32 cpu_a = scx_bpf_task_cpu(a);
+	s64 core_w;
 
 	stat_inc(WP_ST_CS_ORDERINGS);
 	if (pol(WP_POL_CORESCHED) == WP_CORESCHED_FIFO)
@@ -1142,9 +1180,15 @@ bool BPF_STRUCT_OPS(wakeplace_core_sched_before, struct task_struct *a, struct t
 	/* Moved without runnable()/running() (affinity change): rebase first. */
 	cs_place(a, ta, cpu_a, false);
 	cs_place(b, tb, scx_bpf_task_cpu(b), false);
-	ea = (s64)(core->vtime - ta->cs_vruntime) >= 0;
-	eb = (s64)(core->vtime - tb->cs_vruntime) >= 0;
-	before = ea != eb ? ea : (s64)(ta->cs_deadline - tb->cs_deadline) < 0;
+	va = cs_vruntime_now(a, ta, now, &pending);
+	vb = cs_vruntime_now(b, tb, now, &pending);
+	v = core->vtime;
+	core_w = core_sum_w(cpu_a);
+	if (core_w > 0)
+		v += pending * WP_NICE0_WEIGHT / (u64)core_w;
+	ea = (s64)(v - va) >= 0;
+	eb = (s64)(v - vb) >= 0;
+	before = ea != eb ? ea : (s64)(cs_deadline_at(a, ta, va) - cs_deadline_at(b, tb, vb)) < 0;
 	if (before != fifo)
 		stat_inc(WP_ST_CS_NOT_FIFO);
 	return before;

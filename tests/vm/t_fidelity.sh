@@ -4,13 +4,15 @@
 # t_policy_sync.sh run twice: under EEVDF (no sched_ext scheduler), where
 # bpftrace counts what fair.c does, and under scx_wakeplace --policy stock,
 # where the scheduler's counters say what the emulation did.
-#  delayed: wakeups of the worker that find it still sched_delayed
-#    (kprobe:ttwu_runnable, as seed 000's author traced), per worker wakeup;
+#  delayed: wakeups of the worker that find it still sched_delayed, per
+#    worker wakeup: ttwu_runnable() requeues such a task with
+#    enqueue_task(ENQUEUE_DELAYED) (ttwu_runnable itself is inlined in this
+#    build, so kprobe:enqueue_task_fair with that flag counts it);
 #  sync: where select_task_rq_fair() puts the WF_SYNC wakee relative to the
 #    waker (its CPU, its SMT sibling, the wakee's prev, elsewhere).
 cd "$(dirname "$0")"; . ./lib.sh
 command -v bpftrace >/dev/null || fail "bpftrace missing (tools/setup.sh installs it)"
-for fn in ttwu_runnable select_task_rq_fair; do
+for fn in enqueue_task_fair select_task_rq_fair; do
 	grep -qw "$fn" /proc/kallsyms || fail "$fn is not a kernel symbol here: cannot trace fair.c"
 done
 [ "$(cat /sys/devices/system/cpu/cpu1/topology/thread_siblings_list)" = 0-1 ] ||
@@ -36,10 +38,10 @@ btval() { awk -v k="@$2:" '$1 == k { print $2 }' "$OUT/$1.bt" | tail -1 | grep .
 
 WAKES='tracepoint:sched:sched_waking /str(args->comm) == "wp-delayed"/ { @wakeups = count(); }'
 DELAYED_BT="$WAKES"'
-kprobe:ttwu_runnable /((struct task_struct *)arg0)->comm == "wp-delayed"/ {
-	if (((struct task_struct *)arg0)->se.sched_delayed) { @delayed = count(); }
+kprobe:enqueue_task_fair /((struct task_struct *)arg1)->comm == "wp-delayed" && (arg2 & 0x200)/ {
+	@delayed = count();
 }'
-# WF_SYNC is 0x10 in 6.12 (kernel/sched/sched.h). CPUs n and n^1 are siblings.
+# ENQUEUE_DELAYED is 0x200 and WF_SYNC 0x10 in 6.12 (kernel/sched/sched.h). CPUs n and n^1 are siblings.
 SYNC_BT='kprobe:select_task_rq_fair /((struct task_struct *)arg0)->comm == "wp-sync-wakee" && (arg2 & 0x10)/ {
 	@prev_cpu[tid] = arg1 + 1;
 }

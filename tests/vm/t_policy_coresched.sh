@@ -19,10 +19,20 @@ cycles=${WAKEPLACE_CYCLES:-80}
 $W share --seconds "$secs" >"$OUT/cs-eevdf-share.out" || fail "share workload failed under EEVDF"
 $W clash --cycles "$cycles" >"$OUT/cs-eevdf-clash.out" || fail "clash workload failed under EEVDF"
 
-start_sched "$OUT/pol-coresched.log"
 f=stock d=stock,coresched=deadline c=stock,coresched=cookie
-policy_rounds cs-share "$f $d" "cs_orderings cs_not_fifo" $W share --seconds "$secs"
-policy_rounds cs-clash "$f $c" "wakeups cookie_clash cookie_clash_avoidable" $W clash --cycles "$cycles"
+# Stock registers no ops.core_sched_before (exactly sched_ext's default), so
+# the other variants need a load of their own; each load runs its rounds.
+start_sched "$OUT/pol-coresched-fifo.log" --policy $f
+if "$BIN" --set-policy $d >"$OUT/cs-refused.out" 2>&1; then
+	fail "switching to coresched=deadline without the op was accepted"
+fi
+grep -q "restart with --policy" "$OUT/cs-refused.out" || fail "unclear refusal: $(cat "$OUT/cs-refused.out")"
+policy_rounds cs-share "$f" "cs_orderings cs_not_fifo" $W share --seconds "$secs"
+policy_rounds cs-clash "$f" "wakeups cookie_clash cookie_clash_avoidable" $W clash --cycles "$cycles"
+stop_sched INT
+start_sched "$OUT/pol-coresched-deadline.log" --policy $d
+policy_rounds cs-share "$d" "cs_orderings cs_not_fifo" $W share --seconds "$secs"
+policy_rounds cs-clash "$c" "wakeups cookie_clash cookie_clash_avoidable" $W clash --cycles "$cycles"
 stop_sched INT
 check_no_ejection
 
