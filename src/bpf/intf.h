@@ -66,6 +66,7 @@ enum wp_stat_idx {
 	WP_ST_PREEMPT_WANTED,	/* wakee eligible with an earlier deadline than the running task */
 	WP_ST_PREEMPT_AT_ONCE,	/* ... and the running task was preempted at once */
 	WP_ST_PREEMPT_AT_TICK,	/* ... and preemption was left to the running task's next tick */
+	WP_ST_WAKE_RAN,		/* woken tasks that then ran (ops.running with wake_ts set) */
 	WP_ST_NR,
 };
 
