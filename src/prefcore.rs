@@ -351,7 +351,7 @@ mod fuzz {
             (",", 4, "has no ':VALUE'"),
             ("0-3:5,3:5", 4, "CPU 3 given twice"),
             ("0:5", 0, "no CPUs"),
-            ("0:\n5", 4, "'\\n5' is not a number"),
+            ("0:5\n6", 4, "'5\\n6' is not a number"),
         ] {
             let e = parse_override("--cpu-rank", spec, nr)
                 .unwrap_err()
