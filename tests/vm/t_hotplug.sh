@@ -10,12 +10,14 @@ last=$(( $(nproc) - 1 ))
 logf="$OUT/hotplug.log"
 start_sched "$logf"
 pid=$SCHED_PID
-stress-ng --temp-path "$OUT" --cpu "$(nproc)" --pipe 1 --timeout 300s >"$OUT/hotplug-stress.log" 2>&1 &
+# Load on half the CPUs: BPF loading and the checks below run beside it.
+stress-ng --temp-path "$OUT" --cpu $(( $(nproc) / 2 )) --timeout 600s >"$OUT/hotplug-stress.log" 2>&1 &
 sp=$!
 
 # settle N: wait until the loader has logged at least N reloads, each
 # followed by a successful attach, and the kernel has it enabled, steadily
-# for 2 s (one event can cause more than one restart).
+# for 2 s (one event can cause more than one restart). Under TCG a BPF load
+# takes 10-60 s.
 settle() {
 	local want=$1 i steady=0 nre nen
 	for i in $(seq 1 900); do
@@ -23,15 +25,15 @@ settle() {
 		nen=$(grep -c 'scx_wakeplace enabled' "$logf")
 		if [ "$nre" -ge "$want" ] && [ "$nen" -eq $((nre + 1)) ] && [ "$(scx_state)" = enabled ]; then
 			steady=$((steady + 1))
-			[ $steady -ge 20 ] && { restarts=$nre; return 0; }
+			[ $steady -ge 4 ] && { restarts=$nre; return 0; }
 		else
 			steady=0
 		fi
 		kill -0 $pid 2>/dev/null || { cat "$logf"; fail "loader exited after hotplug (restarts so far: $nre)"; }
-		sleep 0.1
+		sleep 0.5
 	done
 	tail -20 "$logf"
-	fail "no steady re-attach within 90 s (reloads $nre, attaches $nen, state $(scx_state))"
+	fail "no steady re-attach within 450 s (reloads $nre, attaches $nen, state $(scx_state))"
 }
 restarts=0
 # flip CPU 0|1: hotplug one CPU, time until re-attached.
@@ -40,7 +42,7 @@ flip() {
 	t0=$(date +%s%N)
 	echo "$v" >/sys/devices/system/cpu/cpu$cpu/online || fail "echo $v > cpu$cpu/online failed"
 	settle $((restarts + 1))
-	log "cpu$cpu online=$v: re-attached within $(( ($(date +%s%N) - t0) / 1000000 - 2000 )) ms (restarts so far: $restarts)"
+	log "cpu$cpu online=$v: re-attached within $(( ($(date +%s%N) - t0) / 1000000 )) ms (restarts so far: $restarts)"
 }
 flip $last 0
 [ "$(scx_ops)" != none ] || fail "root/ops empty with cpu$last offline"
@@ -69,5 +71,8 @@ log "$restarts restarts survived by one loader (pid $pid); $woken wakeups counte
 grep -E 'EXIT|reloading' "$logf" | sed 's/^/    /'
 grep -q "EXIT: unregistered from the main kernel (cpu $last going offline" "$logf" || fail "the loader did not print the kernel's reason"
 check_no_ejection hotplug
+# Kernel warnings during the hotplug are the kernel's (6.12's fair-server
+# bandwidth accounting is known to warn here); shown, not judged.
+new_dmesg | grep -A1 'cut here' | grep -v 'cut here' | sed 's/^/  note (kernel): /' | head -3
 stop_sched INT
 [ "$SCHED_RC" -eq 0 ] || { tail "$logf"; fail "loader exited $SCHED_RC after SIGINT"; }

@@ -20,7 +20,13 @@ SCHED_PID=$(pgrep -n -x scx_wakeplace) || fail "no loader process"
 mode=$(stat -c %a $sock)
 [ "$mode" = 600 ] || fail "$sock has mode $mode, want 600"
 [ "$(stat -c %u $sock)" = 0 ] || fail "$sock not owned by root"
-before=$("$BIN" --set-policy "" 2>&1) || fail "root cannot read the policy: $before"
+# The policy in force, as root reads it (first --monitor sample).
+cur_policy() {
+	timeout 6 "$BIN" --monitor 1 --json 2>/dev/null | head -1 |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["policy"])' 2>/dev/null
+}
+before=$(cur_policy)
+[ -n "$before" ] || fail "root cannot read the policy through --monitor"
 log "socket $sock mode $mode, policy ($before)"
 
 # nobody_refused NAME PATTERN CMD...: non-zero exit within 10 s, one line
@@ -42,7 +48,7 @@ nobody_refused "--set-policy" "switching policies needs root" "$BIN" --set-polic
 nobody python3 -c "import socket; socket.socket(socket.AF_UNIX).connect('$sock')" 2>"$OUT/sec.err" &&
 	fail "nobody connected to $sock"
 grep -q PermissionError "$OUT/sec.err" || { cat "$OUT/sec.err"; fail "connect as nobody: not a permission error"; }
-after=$("$BIN" --set-policy "" 2>&1)
+after=$(cur_policy)
 [ "$after" = "$before" ] || fail "policy changed: $before -> $after"
 [ "$(scx_state)" = enabled ] && kill -0 $SCHED_PID || fail "the scheduler was disturbed"
 # Root can: switch, then back.
