@@ -62,8 +62,9 @@ kill -0 $pid || fail "loader gone"
 
 # Tasks run under the re-attached scheduler, and it counts them.
 timeout 8 "$BIN" --monitor 1 --json >"$OUT/hotplug.mon" 2>&1 &
-hackbench -g 2 -l 30 >/dev/null 2>&1 || fail "hackbench failed after hotplug"
-wait
+mon=$!
+hackbench -g 1 -l 20 >/dev/null 2>&1 || fail "hackbench failed after hotplug"
+wait $mon
 woken=$(python3 -c 'import json,sys; print(sum(json.loads(l)["wakeups"] for l in open(sys.argv[1]) if l.startswith("{")))' "$OUT/hotplug.mon")
 [ "${woken:-0}" -gt 0 ] || { cat "$OUT/hotplug.mon"; fail "no wakeups counted after the restarts"; }
 kill $sp 2>/dev/null; wait $sp 2>/dev/null
