@@ -27,11 +27,12 @@ kill_and_time() {
 }
 
 start_sched "$OUT/sigkill.log"
-stress-ng --cpu 2 --timeout 60s >/dev/null 2>&1 &
+stress-ng --temp-path "$OUT" --cpu 2 --timeout 60s >"$OUT/sigkill-hogs.log" 2>&1 &
 hogs=$!
 sleep 2
+kill -0 $hogs 2>/dev/null || { cat "$OUT/sigkill-hogs.log"; fail "the CPU hogs did not start"; }
 kill_and_time 1000 "2 CPU hogs"
-kill $hogs; wait $hogs 2>/dev/null
+kill $hogs 2>/dev/null; wait $hogs 2>/dev/null
 
 start_sched "$OUT/sigkill2.log"
 hackbench -g 2 -l 300 >/dev/null 2>&1 &
