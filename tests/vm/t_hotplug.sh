@@ -74,6 +74,6 @@ grep -q "EXIT: unregistered from the main kernel (cpu $last going offline" "$log
 check_no_ejection hotplug
 # Kernel warnings during the hotplug are the kernel's (6.12's fair-server
 # bandwidth accounting is known to warn here); shown, not judged.
-new_dmesg | grep -A1 'cut here' | grep -v 'cut here' | sed 's/^/  note (kernel): /' | head -3
+new_dmesg | grep -A1 'cut here' | grep -v -e 'cut here' -e '^--$' | sed 's/^/  note (kernel): /' | head -3
 stop_sched INT
 [ "$SCHED_RC" -eq 0 ] || { tail "$logf"; fail "loader exited $SCHED_RC after SIGINT"; }
