@@ -110,6 +110,12 @@ pub struct Opts {
     #[clap(short = 'V', long)]
     pub version: bool,
 
+    /// Fault injection, for tests only (tests/vm/t_eject.sh): never queue
+    /// tasks whose comm is NAME, so that the kernel's watchdog ejects the
+    /// scheduler. Hidden from --help.
+    #[clap(long, value_name = "NAME", hide = true, value_parser = parse_comm)]
+    pub debug_lose_comm: Option<String>,
+
     #[clap(flatten, next_help_heading = "Libbpf Options")]
     pub libbpf: LibbpfOpts,
 }
@@ -124,12 +130,25 @@ fn parse_policy_spec(s: &str) -> std::result::Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
+fn parse_comm(s: &str) -> std::result::Result<String, String> {
+    if s.is_empty() || s.len() > 15 || s.bytes().any(|b| b == 0) {
+        return Err(format!(
+            "'{}' is not a task name (1 to 15 bytes)",
+            s.escape_debug()
+        ));
+    }
+    Ok(s.to_string())
+}
+
 fn parse_interval(s: &str) -> std::result::Result<f64, String> {
     let v: f64 = s
         .parse()
-        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+        .map_err(|_| format!("'{}' is not a number of seconds", s.escape_debug()))?;
     if !(v.is_finite() && v > 0.0 && v <= 3600.0) {
-        return Err(format!("'{s}' must be > 0 and <= 3600 seconds"));
+        return Err(format!(
+            "'{}' must be > 0 and <= 3600 seconds",
+            s.escape_debug()
+        ));
     }
     Ok(v)
 }
@@ -270,6 +289,12 @@ impl<'a> Scheduler<'a> {
         );
         pc.apply_overrides(rank_ovr.as_ref(), perf_ovr.as_ref());
         rodata.asym_avail = pc.available();
+        if let Some(comm) = &opts.debug_lose_comm {
+            warn!("fault injection: tasks named '{comm}' will never run (--debug-lose-comm)");
+            for (d, b) in rodata.lose_comm.iter_mut().zip(comm.bytes()) {
+                *d = b as _;
+            }
+        }
         for cpu in 0..layout.nr_cpu_ids {
             rodata.cpu_llc[cpu] = layout.llc[cpu];
             rodata.cpu_core[cpu] = layout.core[cpu];
@@ -396,7 +421,7 @@ impl<'a> Scheduler<'a> {
 /// directory scx_stats creates it in may be more open).
 fn restrict_stats_socket() {
     use std::os::unix::fs::PermissionsExt;
-    let path = "/var/run/scx/root/stats";
+    let path = stats::SOCKET;
     if let Err(e) = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)) {
         warn!("could not restrict {path} to root: {e}");
     }
@@ -477,16 +502,41 @@ fn run(opts: Opts) -> Result<()> {
     }
 
     let mut open_object = MaybeUninit::uninit();
+    let mut restarts = 0u64;
     loop {
         let mut sched = Scheduler::init(&opts, &mut open_object)?;
         let uei = sched.run(shutdown.clone())?;
+        drop(sched);
         if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {
-            info!("the kernel asked for a restart (e.g. CPU hotplug): reloading");
+            restarts += 1;
+            info!(
+                "the kernel asked for a restart (e.g. CPU hotplug): reloading (restart {restarts})"
+            );
+            // The kernel finishes disabling after ops.exit(); attaching
+            // before that fails with EBUSY.
+            if !preflight::wait_disabled(Duration::from_secs(5)) {
+                warn!("sched_ext still not disabled after 5 s; trying anyway");
+            }
             continue;
         }
         break;
     }
     Ok(())
+}
+
+/// One line for a command-line error: what is wrong and where to look.
+/// clap's first paragraph says what is wrong (tips and usage follow after a
+/// blank line); a newline inside an echoed value is shown as `\n`.
+pub fn usage_error_line(e: &clap::Error) -> String {
+    let msg = e.to_string();
+    let first = msg.split("\n\n").next().unwrap_or_default().trim();
+    let first = first.trim_start_matches("error: ").replace('\n', "\\n");
+    let first = if first.is_empty() {
+        "invalid arguments"
+    } else {
+        &first
+    };
+    format!("{SCHEDULER_NAME}: {first} (see {SCHEDULER_NAME} --help)")
 }
 
 fn main() {
@@ -497,11 +547,7 @@ fn main() {
             if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
                 e.exit();
             }
-            // One line: what is wrong and where to look.
-            let msg = e.to_string();
-            let first = msg.lines().next().unwrap_or("invalid arguments");
-            let first = first.trim_start_matches("error: ");
-            eprintln!("{SCHEDULER_NAME}: {first} (see {SCHEDULER_NAME} --help)");
+            eprintln!("{}", usage_error_line(&e));
             std::process::exit(2);
         }
     };
@@ -572,5 +618,155 @@ mod tests {
         assert_ne!(l.core[1], l.core[0]);
         assert!(cpu_layout(&[]).is_err());
         assert!(cpu_layout(&[(MAX_CPUS, (0, 0), (0, 0, 0))]).is_err());
+    }
+}
+
+/// Hostile command lines (clap's try_parse_from, as main() uses it): never a
+/// panic; every refusal one line, and a refused value named in it.
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use clap::error::ErrorKind;
+    use clap::CommandFactory;
+    use proptest::prelude::*;
+
+    const VALUE_OPTS: &[&str] = &[
+        "--policy",
+        "--set-policy",
+        "--cpu-rank",
+        "--cpu-perf",
+        "--slice-us",
+        "--stall-us",
+        "--stats",
+        "--monitor",
+        "--exit-dump-len",
+        "--debug-lose-comm",
+    ];
+
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::sample::select(vec![
+                "",
+                "0",
+                "-1",
+                "1",
+                "3000",
+                "99999999999999999999",
+                "18446744073709551616",
+                "1e400",
+                "nan",
+                "inf",
+                "stock",
+                "Stock",
+                "proposed,delayed=Off",
+                "1:211,2:216",
+                "1-3:166",
+                "0-0:0",
+            ])
+            .prop_map(String::from),
+            (0u64..u64::MAX).prop_map(|v| v.to_string()),
+            "[ -~]{0,16}",
+            any::<String>(),
+        ]
+    }
+
+    fn arg() -> impl Strategy<Value = String> {
+        prop_oneof![
+            (prop::sample::select(VALUE_OPTS.to_vec()), value())
+                .prop_map(|(o, v)| format!("{o}={v}")),
+            prop::sample::select(vec![
+                "--json",
+                "--verbose",
+                "--list-policies",
+                "--help-stats",
+                "-p",
+                "-s",
+                "--",
+                "-",
+                "--no-such-flag",
+            ])
+            .prop_map(String::from),
+            value(),
+        ]
+    }
+
+    fn one_line(e: &clap::Error) -> std::result::Result<String, TestCaseError> {
+        let line = usage_error_line(e);
+        prop_assert!(!line.contains('\n'), "two lines: {line}");
+        prop_assert!(line.starts_with("scx_wakeplace: ") && line.ends_with("--help)"));
+        Ok(line)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+        #[test]
+        fn any_command_line(args in prop::collection::vec(arg(), 0..6)) {
+            let argv = std::iter::once("scx_wakeplace".to_string()).chain(args);
+            if let Err(e) = Opts::try_parse_from(argv) {
+                if !matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                    one_line(&e)?;
+                }
+            }
+        }
+
+        #[test]
+        fn refused_values_are_named(opt in prop::sample::select(VALUE_OPTS.to_vec()), v in value()) {
+            let r = Opts::try_parse_from(["scx_wakeplace".to_string(), format!("{opt}={v}")]);
+            if let Err(e) = r {
+                let line = one_line(&e)?;
+                if e.kind() == ErrorKind::ValueValidation && !v.contains('\n') {
+                    prop_assert!(line.contains(&format!("'{v}'")), "{line} lacks '{v}'");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Opts::command().debug_assert();
+    }
+
+    #[test]
+    fn explicit_hostile_values() {
+        for (args, want) in [
+            (
+                vec!["--slice-us", "99999999999999999999"],
+                "'99999999999999999999'",
+            ),
+            (
+                vec!["--stall-us", "18446744073709551616"],
+                "'18446744073709551616'",
+            ),
+            (vec!["--exit-dump-len", "4294967296"], "'4294967296'"),
+            (vec!["--stats", "1e400"], "'1e400'"),
+            (vec!["--monitor", "inf"], "'inf'"),
+            (vec!["--policy", "Stock"], "did you mean 'stock'"),
+            (vec!["--set-policy", "sync=SIS"], "did you mean 'sis'"),
+            (vec!["--policy", ""], "empty policy"),
+            (
+                vec!["--debug-lose-comm", "a-name-longer-than-15"],
+                "not a task name",
+            ),
+        ] {
+            let argv = std::iter::once("scx_wakeplace").chain(args.iter().copied());
+            let e = Opts::try_parse_from(argv).unwrap_err();
+            let line = usage_error_line(&e);
+            assert!(
+                line.contains(want) && !line.contains('\n'),
+                "{args:?}: {line}"
+            );
+        }
+        // Not UTF-8: refused, one line.
+        use std::os::unix::ffi::OsStringExt;
+        let bad = std::ffi::OsString::from_vec(vec![
+            b'-', b'-', b'p', b'o', b'l', b'i', b'c', b'y', b'=', 0xff,
+        ]);
+        let e = Opts::try_parse_from([std::ffi::OsString::from("scx_wakeplace"), bad]).unwrap_err();
+        assert!(!usage_error_line(&e).contains('\n'));
+        // The fault-injection option parses but stays out of --help.
+        let o = Opts::try_parse_from(["scx_wakeplace", "--debug-lose-comm", "wp_lost"]).unwrap();
+        assert_eq!(o.debug_lose_comm.as_deref(), Some("wp_lost"));
+        let help = Opts::command().render_long_help().to_string();
+        assert!(!help.contains("debug-lose-comm"));
     }
 }

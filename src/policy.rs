@@ -157,9 +157,11 @@ impl PolicySet {
     }
 
     fn apply_item(&mut self, item: &str) -> Result<()> {
+        let shown = item.escape_debug();
         let Some((fam, var)) = item.split_once('=') else {
             bail!(
-                "unknown policy '{item}': use a preset ({}) or family=variant (families: {})",
+                "unknown policy '{shown}'{}: use a preset ({}) or family=variant (families: {})",
+                case_hint(item, PRESETS.iter().copied()),
                 PRESETS.join(", "),
                 FAMILIES
                     .iter()
@@ -168,9 +170,12 @@ impl PolicySet {
                     .join(", ")
             );
         };
+        let (fam, var) = (fam.trim(), var.trim());
         let Some(fi) = FAMILIES.iter().position(|f| f.name == fam) else {
             bail!(
-                "unknown policy family '{fam}' in '{item}' (families: {})",
+                "unknown policy family '{}' in '{shown}'{} (families: {})",
+                fam.escape_debug(),
+                case_hint(fam, FAMILIES.iter().map(|f| f.name)),
                 FAMILIES
                     .iter()
                     .map(|f| f.name)
@@ -181,7 +186,9 @@ impl PolicySet {
         let f = &FAMILIES[fi];
         let Some(vi) = f.variants.iter().position(|v| v.name == var) else {
             bail!(
-                "unknown variant '{var}' for policy family '{fam}' (variants: {})",
+                "unknown variant '{}' for policy family '{fam}' in '{shown}'{} (variants: {})",
+                var.escape_debug(),
+                case_hint(var, f.variants.iter().map(|v| v.name)),
                 f.variants
                     .iter()
                     .map(|v| v.name)
@@ -208,7 +215,7 @@ impl PolicySet {
             match item {
                 "stock" => s = Self::stock(),
                 "proposed" => s = Self::proposed(),
-                "" => bail!("empty item in policy '{spec}'"),
+                "" => bail!("empty item in policy '{}'", spec.escape_debug()),
                 _ => s.apply_item(item)?,
             }
         }
@@ -221,6 +228,16 @@ impl PolicySet {
 }
 
 pub const PRESETS: &[&str] = &["stock", "proposed"];
+
+/// Names are lower-case and matched exactly; a name that differs only in
+/// case is refused with a hint naming the right spelling.
+fn case_hint<'a>(got: &str, valid: impl Iterator<Item = &'a str>) -> String {
+    valid
+        .into_iter()
+        .find(|v| v.eq_ignore_ascii_case(got))
+        .map(|v| format!(" (names are lower-case: did you mean '{v}'?)"))
+        .unwrap_or_default()
+}
 
 impl fmt::Display for PolicySet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -363,5 +380,111 @@ mod tests {
                 assert!(d.contains(&format!("{}={}", f.name, v.name)));
             }
         }
+    }
+}
+
+/// Hostile input: any string, and near-misses built from real names with
+/// wrong case, stray separators and junk. Never a panic; a spec is either a
+/// policy set that prints back to itself, or one line naming the first bad
+/// item.
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn item() -> impl Strategy<Value = String> {
+        let fam = prop::sample::select(vec![
+            "delayed", "sync", "asym", "preempt", "Delayed", "SYNC", "", " sync ", "x",
+        ]);
+        let var = prop::sample::select(vec![
+            "requeue",
+            "migrate",
+            "migrate-if-busy",
+            "off",
+            "sis",
+            "waker-sibling",
+            "waker-cpu",
+            "prev-sibling",
+            "rank",
+            "perf",
+            "lazy",
+            "full",
+            "pinned",
+            "Full",
+            "",
+            "=",
+            "99999999999999999999",
+        ]);
+        prop_oneof![
+            prop::sample::select(vec![
+                "stock", "proposed", "Stock", "PROPOSED", "", " ", " stock"
+            ])
+            .prop_map(String::from),
+            (fam, var).prop_map(|(f, v)| format!("{f}={v}")),
+            "[ -~]{0,12}",
+            any::<String>(),
+        ]
+    }
+
+    fn check(spec: &str) -> std::result::Result<(), TestCaseError> {
+        match PolicySet::parse(spec) {
+            Ok(p) => prop_assert_eq!(PolicySet::parse(&p.to_string()).unwrap(), p),
+            Err(e) => {
+                let m = e.to_string();
+                prop_assert!(!m.contains('\n') && !m.contains('\r'), "two lines: {m}");
+                let first_bad = spec
+                    .split(',')
+                    .map(str::trim)
+                    .find(|it| PolicySet::parse(it).is_err());
+                if spec.trim().is_empty() {
+                    prop_assert!(m.starts_with("empty policy"), "{m}");
+                } else {
+                    match first_bad {
+                        Some("") => prop_assert!(m.starts_with("empty item"), "{m}"),
+                        Some(b) => {
+                            let shown = b.escape_debug().to_string();
+                            prop_assert!(m.contains(&shown), "'{spec}': {m} lacks '{shown}'");
+                        }
+                        None => {
+                            prop_assert!(false, "'{spec}' refused, each item alone is fine: {m}")
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+        #[test]
+        fn near_misses(items in prop::collection::vec(item(), 0..6)) {
+            check(&items.join(","))?;
+        }
+
+        #[test]
+        fn any_string(spec in any::<String>()) {
+            check(&spec)?;
+        }
+    }
+
+    #[test]
+    fn wrong_case_is_refused_with_a_hint() {
+        for (spec, hint) in [
+            ("Stock", "did you mean 'stock'"),
+            ("PROPOSED", "did you mean 'proposed'"),
+            ("Delayed=migrate", "did you mean 'delayed'"),
+            ("sync=Waker-Sibling", "did you mean 'waker-sibling'"),
+        ] {
+            let e = PolicySet::parse(spec).unwrap_err().to_string();
+            assert!(e.contains(hint) && e.contains(spec), "{spec}: {e}");
+        }
+        // A newline in the value stays escaped, on one line.
+        let e = PolicySet::parse("stock,del\nayed=off")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("del\\nayed") && !e.contains('\n'), "{e}");
+        // Spaces around '=' are allowed like those around items.
+        assert_eq!(PolicySet::parse("delayed = off").unwrap().variant(0), "off");
     }
 }

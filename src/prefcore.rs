@@ -19,20 +19,29 @@ pub const MAX_VALUE: u32 = 65535;
 /// Parse `CPUS:VALUE[,CPUS:VALUE...]`, CPUS being `N` or `N-M`, into a map.
 /// Every CPU must be below `nr_cpu_ids` and given once.
 pub fn parse_override(opt: &str, spec: &str, nr_cpu_ids: usize) -> Result<BTreeMap<usize, u32>> {
-    let bad = |why: String| anyhow!("{opt} '{spec}': {why} (expected e.g. 1:211,2-3:166)");
+    // Values are echoed escaped so that the message stays on one line.
+    let bad = |why: String| {
+        anyhow!(
+            "{opt} '{}': {why} (expected e.g. 1:211,2-3:166)",
+            spec.escape_debug()
+        )
+    };
     let mut out = BTreeMap::new();
     if spec.trim().is_empty() {
         return Err(bad("empty".into()));
+    }
+    if nr_cpu_ids == 0 {
+        return Err(bad("no CPUs on this machine".into()));
     }
     for item in spec.split(',') {
         let item = item.trim();
         let (cpus, val) = item
             .split_once(':')
-            .ok_or_else(|| bad(format!("'{item}' has no ':VALUE'")))?;
+            .ok_or_else(|| bad(format!("'{}' has no ':VALUE'", item.escape_debug())))?;
         let val: u32 = val
             .trim()
             .parse()
-            .map_err(|_| bad(format!("'{val}' is not a number")))?;
+            .map_err(|_| bad(format!("'{}' is not a number", val.escape_debug())))?;
         if val == 0 || val > MAX_VALUE {
             return Err(bad(format!("value {val} is not in 1..={MAX_VALUE}")));
         }
@@ -43,7 +52,7 @@ pub fn parse_override(opt: &str, spec: &str, nr_cpu_ids: usize) -> Result<BTreeM
         let parse_cpu = |s: &str| -> Result<usize> {
             s.trim()
                 .parse::<usize>()
-                .map_err(|_| bad(format!("'{s}' is not a CPU number")))
+                .map_err(|_| bad(format!("'{}' is not a CPU number", s.escape_debug())))
         };
         let (lo, hi) = (parse_cpu(lo)?, parse_cpu(hi)?);
         if lo > hi {
@@ -234,5 +243,120 @@ mod tests {
         let none = PrefCore::from_sysfs(Path::new("/nonexistent"), 2);
         assert!(!none.available());
         assert_eq!(none.source, "none in sysfs");
+    }
+}
+
+/// Hostile input for --cpu-rank/--cpu-perf: CPU ids in and out of range,
+/// empty and reversed ranges, duplicates, huge and zero values, junk. Never a
+/// panic; either a map within the machine that prints back to itself, or one
+/// line that names the option and the value.
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn cpus() -> impl Strategy<Value = String> {
+        prop_oneof![
+            (0usize..700).prop_map(|c| c.to_string()),
+            (0usize..700, 0usize..700).prop_map(|(a, b)| format!("{a}-{b}")),
+            prop::sample::select(vec![
+                "",
+                "-",
+                "-1",
+                "1-",
+                "99999999999999999999",
+                "0-99999999999999999999",
+                "18446744073709551615",
+                " 2 ",
+            ])
+            .prop_map(String::from),
+            "[ -~]{0,6}",
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            (0u64..70_000).prop_map(|v| v.to_string()),
+            prop::sample::select(vec![
+                "",
+                "0",
+                "-5",
+                "65536",
+                "4294967296",
+                "99999999999999999999",
+                "1e3",
+                " 7",
+            ])
+            .prop_map(String::from),
+            "[ -~]{0,6}",
+        ]
+    }
+
+    fn item() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => (cpus(), value()).prop_map(|(c, v)| format!("{c}:{v}")),
+            1 => "[ -~]{0,10}",
+            1 => any::<String>(),
+        ]
+    }
+
+    fn check(spec: &str, nr: usize) -> std::result::Result<(), TestCaseError> {
+        match parse_override("--cpu-perf", spec, nr) {
+            Ok(m) => {
+                prop_assert!(!m.is_empty());
+                prop_assert!(m.keys().all(|c| *c < nr), "{spec} ({nr} CPUs): {m:?}");
+                prop_assert!(m.values().all(|v| (1..=MAX_VALUE).contains(v)));
+                let again: Vec<String> = m.iter().map(|(c, v)| format!("{c}:{v}")).collect();
+                prop_assert_eq!(
+                    parse_override("--cpu-perf", &again.join(","), nr).unwrap(),
+                    m
+                );
+            }
+            Err(e) => {
+                let m = e.to_string();
+                prop_assert!(!m.contains('\n') && !m.contains('\r'), "two lines: {m}");
+                prop_assert!(m.starts_with("--cpu-perf '"), "{m}");
+                let shown = spec.escape_debug().to_string();
+                prop_assert!(m.contains(&shown), "{m} lacks '{shown}'");
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+        #[test]
+        fn near_misses(items in prop::collection::vec(item(), 0..6), nr in 0usize..600) {
+            check(&items.join(","), nr)?;
+        }
+
+        #[test]
+        fn any_string(spec in any::<String>(), nr in 0usize..600) {
+            check(&spec, nr)?;
+        }
+    }
+
+    #[test]
+    fn explicit_hostile_cases() {
+        for (spec, nr, why) in [
+            ("4:5", 4, "CPU 4 out of range (this machine has CPUs 0-3)"),
+            ("0-99999999999999999999:5", 4, "not a CPU number"),
+            ("0-18446744073709551615:5", 4, "out of range"),
+            ("99999999999999999999:5", 4, "not a CPU number"),
+            ("1:99999999999999999999", 4, "not a number"),
+            ("1:4294967296", 4, "not a number"),
+            ("1:65536", 4, "not in 1..=65535"),
+            ("2-1:5", 4, "empty CPU range"),
+            (":5", 4, "'' is not a CPU number"),
+            (",", 4, "has no ':VALUE'"),
+            ("0-3:5,3:5", 4, "CPU 3 given twice"),
+            ("0:5", 0, "no CPUs"),
+            ("0:5\n6", 4, "'5\\n6' is not a number"),
+        ] {
+            let e = parse_override("--cpu-rank", spec, nr)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(why) && !e.contains('\n'), "'{spec}': {e}");
+        }
     }
 }

@@ -55,6 +55,20 @@ pub fn check_load() -> Result<()> {
     check_env(is_root(), read_state(Path::new(SCX_SYSFS)))
 }
 
+/// Poll until sched_ext's state is `disabled`; false on timeout.
+pub fn wait_disabled(timeout: std::time::Duration) -> bool {
+    let t0 = std::time::Instant::now();
+    loop {
+        if read_state(Path::new(SCX_SYSFS)) == ScxState::Disabled {
+            return true;
+        }
+        if t0.elapsed() >= timeout {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 pub fn check_monitor() -> Result<()> {
     if !Path::new(SCX_SYSFS).exists() {
         bail!("this kernel has no sched_ext ({SCX_SYSFS} is missing): nothing to monitor");

@@ -62,6 +62,23 @@ impl RawStats {
     fn get(&self, idx: u32) -> u64 {
         self.cnt[idx as usize]
     }
+
+    /// How many cumulative counters (every cnt[], histogram bucket, the
+    /// latency sum and maximum) are lower than in `prev`, an earlier
+    /// snapshot of the same load: 0 unless the accounting is broken.
+    pub fn backwards_from(&self, prev: &RawStats) -> u64 {
+        let pairs = self
+            .cnt
+            .iter()
+            .zip(prev.cnt.iter())
+            .chain(self.lat_hist.iter().zip(prev.lat_hist.iter()))
+            .chain(self.pinned_lat_hist.iter().zip(prev.pinned_lat_hist.iter()))
+            .chain([
+                (&self.lat_sum_ns, &prev.lat_sum_ns),
+                (&self.lat_max_ns, &prev.lat_max_ns),
+            ]);
+        pairs.filter(|(c, p)| c < p).count() as u64
+    }
 }
 
 /// Upper bound, in ns, of latency histogram bucket `b` (mirrors the BPF side:
@@ -208,6 +225,16 @@ pub struct Metrics {
     pub pinned_lat_p50_us: f64,
     #[stat(desc = "Wake-to-run 99th percentile of single-CPU wakees (us, bucket upper bound)")]
     pub pinned_lat_p99_us: f64,
+    #[stat(desc = "Woken tasks that then ran (compare with wakeups)")]
+    pub woken_ran: u64,
+    #[stat(desc = "Tasks woken since load (cumulative)")]
+    pub wakeups_total: u64,
+    #[stat(desc = "Woken tasks that then ran, since load (cumulative)")]
+    pub woken_ran_total: u64,
+    #[stat(
+        desc = "Cumulative counters lower than at the previous read (accounting check, always 0)"
+    )]
+    pub counters_backwards: u64,
 }
 
 impl Metrics {
@@ -283,6 +310,10 @@ impl Metrics {
             pinned_wakeups: pinned.iter().sum(),
             pinned_lat_p50_us: hist_quantile_ns(&pinned, 0.50) as f64 / 1000.0,
             pinned_lat_p99_us: hist_quantile_ns(&pinned, 0.99) as f64 / 1000.0,
+            woken_ran: d(i::wp_stat_idx_WP_ST_WAKE_RAN),
+            wakeups_total: cur.get(i::wp_stat_idx_WP_ST_WAKEUPS),
+            woken_ran_total: cur.get(i::wp_stat_idx_WP_ST_WAKE_RAN),
+            counters_backwards: cur.backwards_from(prev),
         }
     }
 
@@ -415,12 +446,29 @@ pub fn server_data() -> StatsServerData<StatsReq, StatsRes> {
         )
 }
 
+/// Where scx_stats puts the stats and control socket.
+pub const SOCKET: &str = "/var/run/scx/root/stats";
+
+/// A connection refused by the socket's permissions (it is root-only) gets
+/// one line that says so; other errors pass through.
+fn explain_denied(e: anyhow::Error, what: &str) -> anyhow::Error {
+    match e.downcast_ref::<std::io::Error>() {
+        Some(ioe) if ioe.kind() == std::io::ErrorKind::PermissionDenied => anyhow::anyhow!(
+            "permission denied on {SOCKET}: {what} is root-only (try: sudo scx_wakeplace ...)"
+        ),
+        _ => e,
+    }
+}
+
 /// Switch a running instance's policy set through its stats socket.
 pub fn set_policy(spec: &str) -> Result<String> {
     let mut client = scx_stats::StatsClient::new()
         .connect(Some(5000))
-        .map_err(|e| {
-            anyhow::anyhow!("no running scx_wakeplace to talk to ({e}); start one first")
+        .map_err(|e| match e.downcast_ref::<std::io::Error>() {
+            Some(ioe) if ioe.kind() == std::io::ErrorKind::PermissionDenied => {
+                explain_denied(e, "switching policies")
+            }
+            _ => anyhow::anyhow!("no running scx_wakeplace to talk to ({e}); start one first"),
         })?;
     let resp: serde_json::Value = client.request(
         "stats",
@@ -441,6 +489,14 @@ pub fn set_policy(spec: &str) -> Result<String> {
 
 /// Print one line per interval from a running instance's stats socket.
 pub fn monitor(intv: Duration, shutdown: Arc<AtomicBool>, json: bool) -> Result<()> {
+    // Fail at once on a socket we may not use (monitor_stats would report
+    // the bare OS error).
+    if let Err(e) = scx_stats::StatsClient::new().connect(Some(5000)) {
+        let denied = explain_denied(e, "reading stats");
+        if denied.to_string().starts_with("permission denied") {
+            return Err(denied);
+        }
+    }
     scx_utils::monitor_stats::<Metrics>(
         &[],
         intv,
@@ -544,6 +600,13 @@ mod tests {
             "{line}"
         );
         assert_eq!(line.lines().count(), 2);
+        assert_eq!(m.wakeups_total, 25);
+        assert_eq!(m.counters_backwards, 0);
+        // A counter that went backwards is counted, not hidden by the delta.
+        let m = Metrics::from_delta(&prev, &cur, &info);
+        assert_eq!(m.wakeups, 0);
+        assert_eq!(m.counters_backwards, 5);
+        let m = Metrics::from_delta(&cur, &prev, &info);
         // JSON round trip keeps every field.
         let j = serde_json::to_string(&m).unwrap();
         let back: Metrics = serde_json::from_str(&j).unwrap();

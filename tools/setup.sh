@@ -13,7 +13,7 @@ pkgs=(
 	# VM (virtme-ng needs udev on the host for its virtio-serial ports)
 	qemu-system-x86 udev python3 python3-pip
 	# workloads and tracing used by tests and benchmarks
-	rt-tests stress-ng bpftrace bpftool linux-perf util-linux procps
+	rt-tests stress-ng bpftrace bpftool linux-perf util-linux procps strace
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -30,10 +30,13 @@ echo "kernel: $kernel"
 step "build scx_wakeplace and the benchmarks"
 cargo build --release --workspace
 
-# Three boots: the foundation suite on the default 2 cores x 2 threads, the
-# policy proofs and the fidelity check on 4 x 2 (the sync family needs an
-# idle core besides the waker's, and spare cores make one reliably idle), and
-# the SMT-off variant (sync=waker-cpu) on 4 x 1. Each prints "vm: N passed, M failed"; the total comes last.
+# Four boots: the foundation suite on the default 2 cores x 2 threads, the
+# hardening suite (security, hotplug, ejection, soak under every preset) on
+# 2 x 2 as well, the policy proofs and the fidelity check on 4 x 2 (the sync
+# family needs an idle core besides the waker's, and spare cores make one
+# reliably idle), and the SMT-off variant (sync=waker-cpu) on 4 x 1.
+# Each prints "vm: N passed, M failed"; the total comes last.
+# WAKEPLACE_SOAK_S=200 makes the soak the long (10 min) one.
 results=${WAKEPLACE_RESULTS:-$repo/results}
 rc=0 passed=0 failed=0
 vm_suite() {
@@ -54,6 +57,9 @@ vm_suite() {
 	((r == 0)) || { echo "VM suite $name failed (exit $r); logs in $out"; rc=1; }
 }
 vm_suite foundation -- tests/vm/run-all.sh t_errors.sh t_load_unload.sh t_sigkill.sh t_stress.sh t_bench.sh
+soak_s=${WAKEPLACE_SOAK_S:-60}
+vm_suite hardening --timeout $((900 + 3 * soak_s)) -- env WAKEPLACE_SOAK_S="$soak_s" \
+	tests/vm/run-all.sh t_security.sh t_hotplug.sh t_eject.sh t_soak.sh
 vm_suite policies --cpus 8 --smt 4x2 -- tests/vm/run-all.sh t_policy_delayed.sh t_policy_sync.sh t_policy_preempt.sh t_policy_asym.sh t_policy_coresched.sh t_fidelity.sh
 vm_suite nosmt --cpus 4 --no-smt -- tests/vm/run-all.sh t_policy_sync_nosmt.sh
 echo

@@ -71,6 +71,7 @@ enum wp_stat_idx {
 	WP_ST_COOKIE_CLASH_AVOIDABLE, /* ... while an allowed idle CPU without a clash existed */
 	WP_ST_CS_ORDERINGS,	/* ops.core_sched_before() calls (core-wide pick comparisons) */
 	WP_ST_CS_NOT_FIFO,	/* ... answered differently from FIFO (core_sched_at) order */
+	WP_ST_WAKE_RAN,		/* woken tasks that then ran (ops.running with wake_ts set) */
 	WP_ST_NR,
 };
 

@@ -43,6 +43,12 @@ const volatile u32 cpu_nr_sibs[WP_MAX_CPUS];
 const volatile u32 cpu_rank[WP_MAX_CPUS];
 const volatile u32 cpu_perf[WP_MAX_CPUS];
 const volatile bool asym_avail;
+/*
+ * Fault injection for tests only (hidden --debug-lose-comm): enqueue drops
+ * tasks whose comm is this, so the kernel's watchdog ejects the scheduler
+ * ("runnable task stall"). Empty: off.
+ */
+const volatile char lose_comm[16];
 
 /* The variant in force for each policy family (0: stock); set at run time. */
 u32 policy[WP_POL_NR];
@@ -691,6 +697,21 @@ static void cs_place(struct task_struct *p, struct task_ctx *tctx, s32 cpu, bool
 	tctx->cs_core = core;
 }
 
+static bool lose_task(struct task_struct *p)
+{
+	int i;
+
+	if (!lose_comm[0])
+		return false;
+	for (i = 0; i < 16; i++) {
+		if (p->comm[i] != lose_comm[i])
+			return false;
+		if (!lose_comm[i])
+			break;
+	}
+	return true;
+}
+
 void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
@@ -702,6 +723,8 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_error("no task ctx for %s[%d]", p->comm, p->pid);
 		return;
 	}
+	if (lose_task(p))
+		return;
 	/*
 	 * Moved without ops.runnable() (affinity change, migration by the
 	 * kernel): bring vruntime and deadline into this CPU's virtual time
@@ -996,6 +1019,7 @@ void BPF_STRUCT_OPS(wakeplace_running, struct task_struct *p)
 				s->lat_max_ns = lat;
 			if (lat >= stall_ns)
 				s->cnt[WP_ST_STALLS]++;
+			s->cnt[WP_ST_WAKE_RAN]++;
 		}
 	}
 }

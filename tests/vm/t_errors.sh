@@ -22,6 +22,13 @@ expect 2 "unexpected argument" "$BIN" --no-such-option
 expect 2 "invalid value 'abc'" "$BIN" --slice-us abc
 expect 2 "invalid value '0'" "$BIN" --slice-us 0
 expect 2 "invalid value '-1'" "$BIN" --stats=-1
+# Hostile values (the host's proptest runs thousands of these; a few here).
+expect 2 "did you mean 'stock'" "$BIN" --policy Stock
+expect 2 "did you mean 'migrate'" "$BIN" --set-policy delayed=Migrate
+expect 2 "invalid value '99999999999999999999'" "$BIN" --slice-us 99999999999999999999
+expect 1 "CPU 99 out of range" "$BIN" --cpu-rank 99:5
+expect 1 "CPU 1 given twice" "$BIN" --cpu-perf 0-1:5,1:6
+expect 1 "empty CPU range 1-0" "$BIN" --cpu-rank 1-0:5
 expect 1 "must run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN"
 [ "$(scx_state)" = "$before" ] || fail "state changed to $(scx_state)"
 

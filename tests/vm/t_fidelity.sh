@@ -28,7 +28,11 @@ traced() {
 	shift 2
 	bpftrace -e "$script" >"$OUT/$name.bt" 2>&1 &
 	bt=$!
-	for _ in $(seq 1 600); do grep -q Attaching "$OUT/$name.bt" && break; sleep 0.1; done
+	for _ in $(seq 1 600); do
+		grep -q Attaching "$OUT/$name.bt" && break
+		kill -0 $bt 2>/dev/null || break
+		sleep 0.1
+	done
 	grep -q Attaching "$OUT/$name.bt" || { cat "$OUT/$name.bt"; fail "bpftrace did not attach"; }
 	"$@" >"$OUT/$name.out" 2>&1 || { kill -INT $bt; fail "$name: workload failed"; }
 	kill -INT $bt
@@ -36,12 +40,13 @@ traced() {
 }
 btval() { awk -v k="@$2:" '$1 == k { print $2 }' "$OUT/$1.bt" | tail -1 | grep . || echo 0; }
 
-WAKES='tracepoint:sched:sched_waking /str(args->comm) == "wp-delayed"/ { @wakeups = count(); }'
+# ENQUEUE_DELAYED is 0x200 in 6.12 (kernel/sched/sched.h).
+WAKES='tracepoint:sched:sched_waking /args->comm == "wp-delayed"/ { @wakeups = count(); }'
 DELAYED_BT="$WAKES"'
 kprobe:enqueue_task_fair /((struct task_struct *)arg1)->comm == "wp-delayed" && (arg2 & 0x200)/ {
 	@delayed = count();
 }'
-# ENQUEUE_DELAYED is 0x200 and WF_SYNC 0x10 in 6.12 (kernel/sched/sched.h). CPUs n and n^1 are siblings.
+# WF_SYNC is 0x10 in 6.12 (kernel/sched/sched.h). CPUs n and n^1 are siblings.
 SYNC_BT='kprobe:select_task_rq_fair /((struct task_struct *)arg0)->comm == "wp-sync-wakee" && (arg2 & 0x10)/ {
 	@prev_cpu[tid] = arg1 + 1;
 }
