@@ -271,9 +271,7 @@ impl<'a> Scheduler<'a> {
         let core_sched_op = opts.policy.0[CORESCHED] != 0;
         if !core_sched_op {
             skel.struct_ops.wakeplace_ops_mut().core_sched_before = std::ptr::null_mut();
-            skel.progs
-                .wakeplace_core_sched_before
-                .set_autoload(false);
+            skel.progs.wakeplace_core_sched_before.set_autoload(false);
         }
 
         let rodata = skel.maps.rodata_data.as_mut().unwrap();

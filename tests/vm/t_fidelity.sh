@@ -18,8 +18,9 @@ done
 [ "$(cat /sys/devices/system/cpu/cpu1/topology/thread_siblings_list)" = 0-1 ] ||
 	fail "expects SMT pairs 0-1, 2-3, ... (run.sh --cpus 8 --smt 4x2)"
 cycles=${WAKEPLACE_CYCLES:-40}
-DELAYED="python3 workloads/provoke_delayed.py --cycles $cycles --home 3 --allowed 1-3 --waker 0"
-SYNC="python3 workloads/provoke_sync.py --cycles $cycles --waker 0 --hogs 2,3 --park 2"
+PY=$(readlink -f "$(command -v python3)")
+DELAYED="$PY workloads/provoke_delayed.py --cycles $cycles --home 3 --allowed 1-3 --waker 0"
+SYNC="$PY workloads/provoke_sync.py --cycles $cycles --waker 0 --hogs 2,3 --park 2"
 
 # traced NAME SCRIPT CMD...: run CMD under a bpftrace SCRIPT; the maps it
 # prints at exit land in $OUT/NAME.bt.
@@ -51,7 +52,7 @@ SYNC_BT='kprobe:select_task_rq_fair /((struct task_struct *)arg0)->comm == "wp-s
 	@prev_cpu[tid] = arg1 + 1;
 }
 kretprobe:select_task_rq_fair /@prev_cpu[tid]/ {
-	$w = cpu; $c = (int64)retval; $p = @prev_cpu[tid] - 1;
+	$w = (int64)cpu; $c = (int64)retval; $p = (int64)@prev_cpu[tid] - 1;
 	@sync = count();
 	if ($c == $w) { @on_waker = count(); }
 	else if (($c ^ 1) == $w) { @on_sibling = count(); }
