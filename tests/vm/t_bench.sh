@@ -68,6 +68,20 @@ bench ho "$REL/handoff" -l 5 --accesses 2000 --reps 2 || fail "handoff exited $B
 r=$(check_json "$OUT/ho.json" handoff accesses_total sleeps wake_same_cpu wake_smt_sibling \
 	wake_other_core -- ns_per_access accesses_per_s duration_s) || fail "handoff JSON: $r"
 log "$r"
+# Both wake mechanisms: pipes (WF_SYNC, the default) and a futex.
+bench hof "$REL/handoff" -l 5 --accesses 1000 --reps 1 --wake futex || fail "handoff --wake futex exited $BENCH_RC"
+r=$(check_json "$OUT/hof.json" handoff accesses_total sleeps wake_same_cpu -- ns_per_access) ||
+	fail "handoff --wake futex JSON: $r"
+log "futex $r"
+python3 - "$OUT/ho.json" "$OUT/hof.json" <<'EOF' || fail "handoff params.wake"
+import json, sys
+for path, want in zip(sys.argv[1:], ("pipe", "futex")):
+    d = json.load(open(path))
+    assert d["params"]["wake"] == want, (path, d["params"])
+    c = d["counts"]
+    placed = c["wake_same_cpu"] + c["wake_smt_sibling"] + c["wake_other_core"]
+    assert placed == c["accesses_total"] - d["params"]["reps"], (path, c)
+EOF
 
 bench pw "$REL/pinned-wake" --cpu 1 --consumer-cpu 2 --work-us 2000 --duration 2 ||
 	fail "pinned-wake exited $BENCH_RC"

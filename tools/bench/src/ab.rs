@@ -547,7 +547,10 @@ fn op_names(names: &[&str]) -> Vec<String> {
             continue;
         }
         let pre = &first[..=i];
-        if names.iter().all(|n| n.starts_with(pre) && n.len() > pre.len()) {
+        if names
+            .iter()
+            .all(|n| n.starts_with(pre) && n.len() > pre.len())
+        {
             cut = i + 1;
         } else {
             break;
@@ -616,9 +619,11 @@ impl CostSum {
 /// Sum the recorded BPF costs of one scheduler's successful runs.
 pub fn cost_sum(res: &Results, sched: &str, bench: Option<&str>) -> CostSum {
     let mut s = CostSum::default();
-    for r in res.runs.iter().filter(|r| {
-        r.ok && r.scheduler == sched && bench.is_none_or(|b| r.bench == b)
-    }) {
+    for r in res
+        .runs
+        .iter()
+        .filter(|r| r.ok && r.scheduler == sched && bench.is_none_or(|b| r.bench == b))
+    {
         let Some(ops) = &r.bpf_cost else { continue };
         s.runs += 1;
         let mut run_ns = 0u64;

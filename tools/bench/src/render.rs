@@ -168,8 +168,11 @@ fn bpf_cost_md(res: &Results, o: &mut String) {
     if sums.is_empty() {
         return;
     }
-    let _ = writeln!(o, "## Scheduler cost: BPF run time per op
-");
+    let _ = writeln!(
+        o,
+        "## Scheduler cost: BPF run time per op
+"
+    );
     let _ = writeln!(
         o,
         "From `kernel.bpf_stats_enabled` (run_time_ns / run_cnt of the loaded scheduler's \
@@ -177,7 +180,10 @@ fn bpf_cost_md(res: &Results, o: &mut String) {
          run of each scheduler. ns/call is total run time / total calls; \
          ratio = ns/call / the first column's.\n"
     );
-    let mut ops: Vec<String> = sums.iter().flat_map(|(_, c)| c.ops.keys().cloned()).collect();
+    let mut ops: Vec<String> = sums
+        .iter()
+        .flat_map(|(_, c)| c.ops.keys().cloned())
+        .collect();
     ops.sort();
     ops.dedup();
     let mut head = String::from("| op |");

@@ -355,7 +355,8 @@ fn bpf_cost_per_op_from_bpftool_snapshots() {
     let sysctl = d.join("bpf_stats_enabled");
     fs::write(&sysctl, "0\n").unwrap();
     let tool = d.join("bpftool.sh");
-    let other = r#"{"id":7,"type":"cgroup_device","name":"sd_devices","run_time_ns":5,"run_cnt":1}"#;
+    let other =
+        r#"{"id":7,"type":"cgroup_device","name":"sd_devices","run_time_ns":5,"run_cnt":1}"#;
     let loaded = r#"[OTHER,
  {"id":40,"type":"struct_ops","name":"fake_enqueue","run_time_ns":%d,"run_cnt":%d},
  {"id":41,"type":"struct_ops","name":"fake_dispatch","run_time_ns":%d,"run_cnt":%d},
@@ -417,14 +418,21 @@ fi
                     .collect();
                 assert_eq!(
                     ops,
-                    [("dispatch", 3000, 10), ("enqueue", 1000, 10), ("init", 0, 0)]
+                    [
+                        ("dispatch", 3000, 10),
+                        ("enqueue", 1000, 10),
+                        ("init", 0, 0)
+                    ]
                 );
             }
         }
     }
     assert!(out.join("logs/r1-fake-fk.bpftool-before.json").exists());
     let md = fs::read_to_string(out.join("summary.md")).unwrap();
-    assert!(md.contains("## Scheduler cost: BPF run time per op"), "{md}");
+    assert!(
+        md.contains("## Scheduler cost: BPF run time per op"),
+        "{md}"
+    );
     assert!(md.contains("| enqueue | 100 | 10 |"), "{md}");
     assert!(md.contains("| dispatch | 300 | 10 |"), "{md}");
     assert!(md.contains("| **all ops** | 200 | 20 |"), "{md}");
@@ -490,6 +498,10 @@ fn peer_dir_supplies_peer_binaries() {
             .any(|l| l.starts_with("scheduler cosmos") && l.ends_with(" scx_cosmos")),
         "{s}"
     );
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no "), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no "),
+        "{}",
+        text(&o)
+    );
     let _ = fs::remove_dir_all(&d);
 }

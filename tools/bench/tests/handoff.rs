@@ -8,19 +8,21 @@ use std::process::Command;
 const HANDOFF: &str = env!("CARGO_BIN_EXE_handoff");
 
 fn run(args: &[&str]) -> Value {
-    let o = Command::new(HANDOFF).arg("--json").args(args).output().unwrap();
-    assert!(
-        o.status.success(),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let o = Command::new(HANDOFF)
+        .arg("--json")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8(o.stdout).unwrap();
     assert_eq!(out.trim().lines().count(), 1, "{out}");
     serde_json::from_str(out.trim()).unwrap()
 }
 
 fn count(v: &Value, k: &str) -> u64 {
-    v["counts"][k].as_u64().unwrap_or_else(|| panic!("counts.{k}: {v}"))
+    v["counts"][k]
+        .as_u64()
+        .unwrap_or_else(|| panic!("counts.{k}: {v}"))
 }
 
 #[test]
@@ -28,11 +30,29 @@ fn pipe_is_the_default_and_both_modes_account_every_access() {
     for (args, wake) in [
         (&["-l", "2", "--accesses", "501", "--reps", "2"][..], "pipe"),
         (
-            &["-l", "2", "--accesses", "500", "--reps", "2", "--wake", "futex"][..],
+            &[
+                "-l",
+                "2",
+                "--accesses",
+                "500",
+                "--reps",
+                "2",
+                "--wake",
+                "futex",
+            ][..],
             "futex",
         ),
         (
-            &["-l", "1", "--accesses", "2", "--reps", "1", "--wake", "pipe"][..],
+            &[
+                "-l",
+                "1",
+                "--accesses",
+                "2",
+                "--reps",
+                "1",
+                "--wake",
+                "pipe",
+            ][..],
             "pipe",
         ),
     ] {

@@ -116,7 +116,11 @@ struct RunArgs {
     #[arg(long, value_name = "CMD", default_value = "bpftool")]
     bpftool: String,
     /// kernel.bpf_stats_enabled (for tests).
-    #[arg(long, default_value = "/proc/sys/kernel/bpf_stats_enabled", hide = true)]
+    #[arg(
+        long,
+        default_value = "/proc/sys/kernel/bpf_stats_enabled",
+        hide = true
+    )]
     bpf_stats_sysctl: PathBuf,
     /// Directory searched first for peer schedulers (scx_bpfland,
     /// scx_cosmos); default: $WAKEPLACE_PEER_DIR, else
@@ -488,9 +492,8 @@ impl BpfStats {
             .with_context(|| format!("--bpf-cost: read {}", path.display()))?
             .trim()
             .to_string();
-        fs::write(path, "1\n").with_context(|| {
-            format!("--bpf-cost: write 1 to {} (root needed)", path.display())
-        })?;
+        fs::write(path, "1\n")
+            .with_context(|| format!("--bpf-cost: write 1 to {} (root needed)", path.display()))?;
         Ok(BpfStats {
             path: path.to_path_buf(),
             old,
@@ -530,7 +533,7 @@ fn run(a: &RunArgs) -> Result<i32> {
             if p.exists() {
                 t.map
                     .insert(peer.into(), ab::sh_quote(&p.display().to_string()));
-            } else if a.peer_dir.is_some() {
+            } else if a.peer_dir.is_some() && a.scheds.iter().any(|s| s.contains(peer)) {
                 eprintln!(
                     "wakeplace-ab: note: no {} (--peer-dir); '{peer}' runs scx_{peer} from PATH",
                     p.display()
@@ -757,17 +760,16 @@ fn run_one(
     }
     // The loaded scheduler's programs and their counters before the run.
     let cost_before = match &loaded {
-        Some((_, Some(pre))) => match bpf_snapshot(
-            a,
-            Some(&logs.join(format!("{tag}.bpftool-before.json"))),
-        ) {
-            Ok(snap) => {
-                let mine: std::collections::BTreeSet<u64> =
-                    ab::struct_ops_ids(&snap).difference(pre).copied().collect();
-                Some(Ok((snap, mine)))
+        Some((_, Some(pre))) => {
+            match bpf_snapshot(a, Some(&logs.join(format!("{tag}.bpftool-before.json")))) {
+                Ok(snap) => {
+                    let mine: std::collections::BTreeSet<u64> =
+                        ab::struct_ops_ids(&snap).difference(pre).copied().collect();
+                    Some(Ok((snap, mine)))
+                }
+                Err(e) => Some(Err(e)),
             }
-            Err(e) => Some(Err(e)),
-        },
+        }
         _ => None,
     };
     let loaded = loaded.map(|(l, _)| l);
@@ -777,9 +779,13 @@ fn run_one(
         None => None,
         Some(before) => {
             let after_p = logs.join(format!("{tag}.bpftool-after.json"));
-            match before.and_then(|(snap, mine)| Ok((snap, mine, bpf_snapshot(a, Some(&after_p))?))) {
+            match before.and_then(|(snap, mine)| Ok((snap, mine, bpf_snapshot(a, Some(&after_p))?)))
+            {
                 Ok((_, mine, _)) if mine.is_empty() => {
-                    eprint!("(warning: --bpf-cost: no struct_ops programs of '{}' found) ", s.label);
+                    eprint!(
+                        "(warning: --bpf-cost: no struct_ops programs of '{}' found) ",
+                        s.label
+                    );
                     None
                 }
                 Ok((snap, mine, after)) => Some(ab::bpf_cost_delta(&snap, &after, &mine)),
