@@ -57,7 +57,7 @@ Output in --out: results.json (written after every run), summary.md, chart.svg, 
 logs/ (scheduler and benchmark output per run). Exit: 0 all runs ok, 1 a run \
 failed or the series was aborted, 130 interrupted."
     )]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Re-render summary.md and chart.svg from a results.json.
     Report {
         /// results.json written by `run`.
