@@ -773,4 +773,62 @@ mod tests {
         assert_eq!(f["p"], 2.0);
         assert_eq!(f.len(), 3); // stalls, p, median_us (null dropped)
     }
+
+    /// `bpftool -j prog show` recorded in the VM (6.12, Debian bpftool
+    /// 7.1.0) with scx_wakeplace loaded, before and after a hackbench run.
+    #[test]
+    fn bpf_cost_from_recorded_bpftool_json() {
+        let before =
+            parse_bpftool_progs(include_str!("../testdata/bpftool-prog-show-before.json")).unwrap();
+        let after =
+            parse_bpftool_progs(include_str!("../testdata/bpftool-prog-show-after.json")).unwrap();
+        assert_eq!(before.len(), 14);
+        // scx_utils' tracing probe is not one of the scheduler's ops.
+        assert_eq!(before[0].kind, "tracing");
+        let ids = struct_ops_ids(&before);
+        assert_eq!(ids.len(), 13);
+        assert_eq!(struct_ops_ids(&after), ids);
+        // exit has never run: no run_time_ns / run_cnt fields at all.
+        let exit = after.iter().find(|p| p.name == "wakeplace_exit").unwrap();
+        assert_eq!((exit.run_time_ns, exit.run_cnt), (0, 0));
+
+        let cost = bpf_cost_delta(&before, &after, &ids);
+        let get = |op: &str| {
+            let c = cost.iter().find(|c| c.op == op).unwrap();
+            (c.run_time_ns, c.run_cnt)
+        };
+        assert_eq!(cost.len(), 13);
+        assert_eq!(get("select_cpu"), (452_685_318, 8067));
+        assert_eq!(get("enqueue"), (140_621_274, 12057));
+        assert_eq!(get("dispatch"), (1_507_380_260, 13638));
+        assert_eq!(get("exit"), (0, 0));
+        assert_eq!(
+            cost.iter().find(|c| c.op == "init_task").unwrap().prog,
+            "wakeplace_init_task"
+        );
+        // Only the given ids count; a program missing from `before` (loaded
+        // in between) counts from zero.
+        let one: std::collections::BTreeSet<u64> = [33].into();
+        let c = bpf_cost_delta(&before[..0], &after, &one);
+        assert_eq!(c.len(), 1);
+        assert_eq!((c[0].op.as_str(), c[0].run_cnt), ("enqueue", 12561));
+    }
+
+    #[test]
+    fn bpftool_output_errors_and_op_names() {
+        assert!(parse_bpftool_progs("").is_err());
+        assert!(parse_bpftool_progs("{}").is_err());
+        assert!(parse_bpftool_progs(r#"[{"name":"x"}]"#).is_err());
+        assert_eq!(parse_bpftool_progs("[]").unwrap(), vec![]);
+        assert_eq!(
+            op_names(&["bpfland_dispatch", "bpfland_enqueue", "bpfland_select_cpu"]),
+            ["dispatch", "enqueue", "select_cpu"]
+        );
+        // Shared words beyond the scheduler's name are stripped too, but
+        // never a whole name.
+        assert_eq!(op_names(&["a_b_x", "a_b_y"]), ["x", "y"]);
+        assert_eq!(op_names(&["a_b", "a_b_c"]), ["b", "b_c"]);
+        assert_eq!(op_names(&["cosmos_enqueue"]), ["enqueue"]);
+        assert_eq!(op_names(&["plain"]), ["plain"]);
+    }
 }
