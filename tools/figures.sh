@@ -8,9 +8,10 @@
 #   tools/figures.sh all | FIGURE...
 #
 # FIGURE: seed000-stalls seed002-sync seed004-preempt seed003-cs-share bpf-cost
-# env: WAKEPLACE_ROUNDS (default 4), WAKEPLACE_PEER_DIR (scx_bpfland for
-#      bpf-cost; default /var/cache/scx_wakeplace/peers/bin, filled by
-#      tools/install-peers.sh), WAKEPLACE_NO_COPY=1 leaves docs/ alone.
+# env: WAKEPLACE_ROUNDS (default 4), WAKEPLACE_PEER_DIR (where scx_bpfland
+#      is for bpf-cost; default /var/cache/scx_wakeplace/peers/bin, filled
+#      by tools/install-peers.sh; copied into the out dir for the guest),
+#      WAKEPLACE_NO_COPY=1 leaves docs/ alone.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -34,11 +35,22 @@ mkdir -p "$out"
 # About 3 minutes of series per figure under TCG, plus the boot.
 timeout=$((300 + 360 * ${#figs[@]}))
 rc=0
+# Peer schedulers: virtme-ng mounts a tmpfs over /var/cache in the guest,
+# so the binaries tools/install-peers.sh left there are copied into the out
+# dir, which the guest sees.
+peers_src=${WAKEPLACE_PEER_DIR:-${WAKEPLACE_PEERS_ROOT:-/var/cache/scx_wakeplace/peers}/bin}
+rm -rf "$out/peers"
+mkdir -p "$out/peers"
+for p in scx_bpfland scx_cosmos; do
+	if [ -x "$peers_src/$p" ]; then
+		cp "$peers_src/$p" "$out/peers/"
+	fi
+done
 # The guest does not inherit this environment: pass it on the command.
 tools/vm/run.sh --kernel "$kernel" --smt 2x2 --timeout "$timeout" --out "$out" -- \
-	env WAKEPLACE_ROUNDS="${WAKEPLACE_ROUNDS:-4}" \
-	WAKEPLACE_PEER_DIR="${WAKEPLACE_PEER_DIR:-/var/cache/scx_wakeplace/peers/bin}" \
+	env WAKEPLACE_ROUNDS="${WAKEPLACE_ROUNDS:-4}" WAKEPLACE_PEER_DIR="$(cd "$out/peers" && pwd)" \
 	tests/vm/figures.sh "${figs[@]}" || rc=$?
+rm -rf "$out/peers"
 [ "${WAKEPLACE_NO_COPY:-0}" = 1 ] && exit $rc
 for f in "${figs[@]}"; do
 	if [ -s "$out/$f/summary.md" ]; then
