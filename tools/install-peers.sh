@@ -9,6 +9,11 @@
 # `wakeplace-ab --peer-dir` find them. Idempotent: a peer whose binary already
 # reports the pinned version is skipped. A cold build takes a long time on a
 # small machine (tens of minutes per peer on 2 cores).
+#
+# scx_cosmos 1.1.4's build refuses pahole < 1.26 (Debian 12 has 1.24): that
+# pahole cannot describe KF_IMPLICIT_ARGS kfuncs of newer kernels. Kernels
+# without them, such as the 6.12 test kernel, are not affected, and
+# SCX_SKIP_PAHOLE_CHECK=1 (passed through to the build) skips the check.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=versions.env
@@ -29,6 +34,9 @@ for p in "${peers[@]}"; do
         continue
     fi
     echo "install-peers: building $p =$SCX_PEERS_VERSION into $root (BPF_CLANG=$BPF_CLANG)"
+    if [ "$p" = scx_cosmos ] && [ -z "${SCX_SKIP_PAHOLE_CHECK:-}" ]; then
+        echo "install-peers: note: scx_cosmos needs pahole >= 1.26 unless SCX_SKIP_PAHOLE_CHECK=1 (see above)"
+    fi
     if ! BPF_CLANG="$BPF_CLANG" cargo install --locked "$p" \
             --version "=$SCX_PEERS_VERSION" --root "$root"; then
         echo "install-peers: FAILED to build $p" >&2

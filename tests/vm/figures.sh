@@ -72,12 +72,14 @@ fig_seed003-cs-share() {
 }
 
 fig_bpf-cost() {
-	local peers=()
-	if [ -x "$PEER_DIR/scx_bpfland" ]; then
-		peers+=(-s bpfland)
-	else
-		echo "bpf-cost: no $PEER_DIR/scx_bpfland (tools/install-peers.sh): wakeplace only"
-	fi
+	local peers=() p
+	for p in bpfland cosmos; do
+		if [ -x "$PEER_DIR/scx_$p" ]; then
+			peers+=(-s "$p")
+		else
+			echo "bpf-cost: no $PEER_DIR/scx_$p (tools/install-peers.sh): left out"
+		fi
+	done
 	ab bpf-cost --bpf-cost --peer-dir "$PEER_DIR" \
 		-s wakeplace=wakeplace:stock -s proposed=wakeplace:proposed "${peers[@]}" \
 		-b 'name=hackbench;metric=time_s;cmd=bench-wrap hackbench -- -g 2 -l 50' \
