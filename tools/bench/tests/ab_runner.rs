@@ -505,3 +505,46 @@ fn peer_dir_supplies_peer_binaries() {
     );
     let _ = fs::remove_dir_all(&d);
 }
+
+/// A scheduler the kernel ejects during the benchmark measured EEVDF, not
+/// itself: the run is recorded as failed, loudly, and the series goes on.
+#[test]
+fn scheduler_ejected_during_the_run_fails_the_run() {
+    let d = tmpdir("ejected");
+    let (root, sched, _) = fake_env(&d);
+    let r = root.display();
+    let bench = format!(
+        "name=ej;metric=v_us;cmd=sh -c 'echo disabled > {r}/state; : > {r}/root/ops; echo {{\\\"metrics\\\":{{\\\"v_us\\\":1}}}}'"
+    );
+    let out = d.join("out");
+    let o = ab(&[
+        "run",
+        "--scx-root",
+        root.to_str().unwrap(),
+        "-s",
+        &sched,
+        "-b",
+        &bench,
+        "-r",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let res = Results::load(&out.join("results.json")).unwrap();
+    assert_eq!(res.runs.len(), 2, "{}", text(&o));
+    for run in &res.runs {
+        assert!(!run.ok);
+        let e = run.error.as_deref().unwrap();
+        assert!(
+            e.contains("scheduler not in charge at the end of the run (state 'disabled'"),
+            "{e}"
+        );
+    }
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("2 run(s) failed"),
+        "{}",
+        text(&o)
+    );
+    let _ = fs::remove_dir_all(&d);
+}
