@@ -68,6 +68,20 @@ bench ho "$REL/handoff" -l 5 --accesses 2000 --reps 2 || fail "handoff exited $B
 r=$(check_json "$OUT/ho.json" handoff accesses_total sleeps wake_same_cpu wake_smt_sibling \
 	wake_other_core -- ns_per_access accesses_per_s duration_s) || fail "handoff JSON: $r"
 log "$r"
+# Both wake mechanisms: pipes (WF_SYNC, the default) and a futex.
+bench hof "$REL/handoff" -l 5 --accesses 1000 --reps 1 --wake futex || fail "handoff --wake futex exited $BENCH_RC"
+r=$(check_json "$OUT/hof.json" handoff accesses_total sleeps wake_same_cpu -- ns_per_access) ||
+	fail "handoff --wake futex JSON: $r"
+log "futex $r"
+python3 - "$OUT/ho.json" "$OUT/hof.json" <<'EOF' || fail "handoff params.wake"
+import json, sys
+for path, want in zip(sys.argv[1:], ("pipe", "futex")):
+    d = json.load(open(path))
+    assert d["params"]["wake"] == want, (path, d["params"])
+    c = d["counts"]
+    placed = c["wake_same_cpu"] + c["wake_smt_sibling"] + c["wake_other_core"]
+    assert placed == c["accesses_total"] - d["params"]["reps"], (path, c)
+EOF
 
 bench pw "$REL/pinned-wake" --cpu 1 --consumer-cpu 2 --work-us 2000 --duration 2 ||
 	fail "pinned-wake exited $BENCH_RC"
@@ -102,11 +116,13 @@ else
 	fail "bench-wrap pipe exited $BENCH_RC"
 fi
 
-# A/B: 2 rounds, the kernel's own scheduler vs scx_wakeplace's default policy.
+# A/B: 2 rounds, the kernel's own scheduler vs scx_wakeplace's default policy,
+# with the scheduler's BPF cost (bpftool, kernel.bpf_stats_enabled).
 ab=$OUT/ab
 rm -rf "$ab"
 rc=0
-"$REL/wakeplace-ab" run -s eevdf -s wakeplace: --wakeplace-bin "$BIN" \
+stats_before=$(cat /proc/sys/kernel/bpf_stats_enabled)
+"$REL/wakeplace-ab" run -s eevdf -s wakeplace: --wakeplace-bin "$BIN" --bpf-cost \
 	-b 'name=ho;cmd=handoff -l 5 --accesses 1000 --reps 1' -r 2 -o "$ab" \
 	>"$OUT/ab.out" 2>"$OUT/ab.err" || rc=$?
 sed 's/^/    /' "$OUT/ab.err"
@@ -124,11 +140,18 @@ for r in runs:
     assert isinstance(r["value"], (int, float)), r
     if r["scheduler"] == "wakeplace":
         assert "wakeplace" in (r["ops"] or ""), r
+        ops = {o["op"]: o for o in r["bpf_cost"]}
+        for op in ("select_cpu", "enqueue", "dispatch", "running", "stopping"):
+            assert ops[op]["run_cnt"] > 0 and ops[op]["run_time_ns"] > 0, (op, ops)
     else:
         assert r["ops"] is None, r
+        assert "bpf_cost" not in r, r
 order = [r["scheduler"] for r in runs]
 assert order == ["eevdf", "wakeplace", "wakeplace", "eevdf"], order
 EOF
+[ "$(cat /proc/sys/kernel/bpf_stats_enabled)" = "$stats_before" ] ||
+	fail "kernel.bpf_stats_enabled not restored to $stats_before"
+grep -q '^| \*\*all ops\*\* | ' "$ab/summary.md" || { cat "$ab/summary.md"; fail "summary.md has no BPF cost table"; }
 grep -q '^| wakeplace | 2 | 0 |' "$ab/summary.md" || { cat "$ab/summary.md"; fail "summary.md has no wakeplace row"; }
 head -c 5 "$ab/chart.svg" | grep -q '<svg' && tail -c 8 "$ab/chart.svg" | grep -q '</svg>' ||
 	fail "chart.svg is not an SVG document"

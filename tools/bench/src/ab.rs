@@ -347,6 +347,10 @@ pub struct RunRec {
     /// The benchmark's JSON as printed.
     #[serde(default)]
     pub raw: Value,
+    /// With --bpf-cost: the loaded scheduler's struct_ops programs, run
+    /// time and calls during the benchmark (bpftool deltas), per op.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bpf_cost: Option<Vec<OpCost>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -473,6 +477,165 @@ pub fn summarize(res: &Results, bench: &BenchSpec) -> Vec<Row> {
             }
         })
         .collect()
+}
+
+/// One BPF program as `bpftool -j prog show` lists it. `run_time_ns` and
+/// `run_cnt` are only printed while `kernel.bpf_stats_enabled` is on and
+/// the program has run; absent means 0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgStat {
+    pub id: u64,
+    pub kind: String,
+    pub name: String,
+    pub run_time_ns: u64,
+    pub run_cnt: u64,
+}
+
+/// Parse `bpftool -j prog show` (a JSON array of programs).
+pub fn parse_bpftool_progs(json: &str) -> Result<Vec<ProgStat>> {
+    let v: Value = serde_json::from_str(json.trim()).context("bpftool output is not JSON")?;
+    let Some(arr) = v.as_array() else {
+        bail!("bpftool output is not a JSON array of programs");
+    };
+    arr.iter()
+        .map(|p| {
+            let id = p
+                .get("id")
+                .and_then(Value::as_u64)
+                .with_context(|| format!("bpftool program without an id: {p}"))?;
+            let field = |k: &str| p.get(k).and_then(Value::as_u64).unwrap_or(0);
+            Ok(ProgStat {
+                id,
+                kind: p.get("type").and_then(Value::as_str).unwrap_or("").into(),
+                name: p.get("name").and_then(Value::as_str).unwrap_or("").into(),
+                run_time_ns: field("run_time_ns"),
+                run_cnt: field("run_cnt"),
+            })
+        })
+        .collect()
+}
+
+/// Ids of the struct_ops programs in a listing: a sched_ext scheduler's
+/// callbacks are struct_ops programs, one per op.
+pub fn struct_ops_ids(progs: &[ProgStat]) -> std::collections::BTreeSet<u64> {
+    progs
+        .iter()
+        .filter(|p| p.kind == "struct_ops")
+        .map(|p| p.id)
+        .collect()
+}
+
+/// Cost of one op over one benchmark run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpCost {
+    /// The op: the program name less the scheduler's common prefix
+    /// (`wakeplace_enqueue` -> `enqueue`).
+    pub op: String,
+    /// The full program name.
+    pub prog: String,
+    pub run_time_ns: u64,
+    pub run_cnt: u64,
+}
+
+/// Strip the longest prefix ending in `_` that every name shares, when each
+/// name keeps something after it.
+fn op_names(names: &[&str]) -> Vec<String> {
+    let first = names.first().copied().unwrap_or("");
+    let mut cut = 0;
+    for (i, c) in first.char_indices() {
+        if c != '_' {
+            continue;
+        }
+        let pre = &first[..=i];
+        if names
+            .iter()
+            .all(|n| n.starts_with(pre) && n.len() > pre.len())
+        {
+            cut = i + 1;
+        } else {
+            break;
+        }
+    }
+    // A single program keeps its name after the first '_' (bpfland_enqueue).
+    if names.len() == 1 {
+        cut = first.find('_').map_or(0, |i| i + 1);
+        if cut >= first.len() {
+            cut = 0;
+        }
+    }
+    names.iter().map(|n| n[cut..].to_string()).collect()
+}
+
+/// Per-op cost of the programs `ids` between two listings. Programs gone
+/// from `after` (scheduler unloaded) are dropped; counters that went
+/// backwards (stats toggled) count from 0.
+pub fn bpf_cost_delta(
+    before: &[ProgStat],
+    after: &[ProgStat],
+    ids: &std::collections::BTreeSet<u64>,
+) -> Vec<OpCost> {
+    let mut progs: Vec<&ProgStat> = after.iter().filter(|p| ids.contains(&p.id)).collect();
+    progs.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
+    let names: Vec<&str> = progs.iter().map(|p| p.name.as_str()).collect();
+    let ops = op_names(&names);
+    progs
+        .iter()
+        .zip(ops)
+        .map(|(p, op)| {
+            let b = before.iter().find(|q| q.id == p.id);
+            let (t0, c0) = b.map_or((0, 0), |b| (b.run_time_ns, b.run_cnt));
+            let (dt, dc) = if p.run_time_ns >= t0 && p.run_cnt >= c0 {
+                (p.run_time_ns - t0, p.run_cnt - c0)
+            } else {
+                (p.run_time_ns, p.run_cnt)
+            };
+            OpCost {
+                op,
+                prog: p.name.clone(),
+                run_time_ns: dt,
+                run_cnt: dc,
+            }
+        })
+        .collect()
+}
+
+/// One scheduler's BPF cost summed over its runs (optionally of one
+/// benchmark): per op (run_time_ns, run_cnt), and per-run totals in ns.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CostSum {
+    pub runs: usize,
+    pub ops: BTreeMap<String, (u64, u64)>,
+    pub per_run_ns: Vec<f64>,
+}
+
+impl CostSum {
+    pub fn total(&self) -> (u64, u64) {
+        self.ops
+            .values()
+            .fold((0, 0), |(t, c), (dt, dc)| (t + dt, c + dc))
+    }
+}
+
+/// Sum the recorded BPF costs of one scheduler's successful runs.
+pub fn cost_sum(res: &Results, sched: &str, bench: Option<&str>) -> CostSum {
+    let mut s = CostSum::default();
+    for r in res
+        .runs
+        .iter()
+        .filter(|r| r.ok && r.scheduler == sched && bench.is_none_or(|b| r.bench == b))
+    {
+        let Some(ops) = &r.bpf_cost else { continue };
+        s.runs += 1;
+        let mut run_ns = 0u64;
+        for o in ops {
+            let e = s.ops.entry(o.op.clone()).or_default();
+            e.0 += o.run_time_ns;
+            e.1 += o.run_cnt;
+            run_ns += o.run_time_ns;
+        }
+        s.per_run_ns.push(run_ns as f64);
+    }
+    s
 }
 
 #[cfg(test)]
@@ -609,5 +772,63 @@ mod tests {
         let f = flatten_metrics(&raw);
         assert_eq!(f["p"], 2.0);
         assert_eq!(f.len(), 3); // stalls, p, median_us (null dropped)
+    }
+
+    /// `bpftool -j prog show` recorded in the VM (6.12, Debian bpftool
+    /// 7.1.0) with scx_wakeplace loaded, before and after a hackbench run.
+    #[test]
+    fn bpf_cost_from_recorded_bpftool_json() {
+        let before =
+            parse_bpftool_progs(include_str!("../testdata/bpftool-prog-show-before.json")).unwrap();
+        let after =
+            parse_bpftool_progs(include_str!("../testdata/bpftool-prog-show-after.json")).unwrap();
+        assert_eq!(before.len(), 14);
+        // scx_utils' tracing probe is not one of the scheduler's ops.
+        assert_eq!(before[0].kind, "tracing");
+        let ids = struct_ops_ids(&before);
+        assert_eq!(ids.len(), 13);
+        assert_eq!(struct_ops_ids(&after), ids);
+        // exit has never run: no run_time_ns / run_cnt fields at all.
+        let exit = after.iter().find(|p| p.name == "wakeplace_exit").unwrap();
+        assert_eq!((exit.run_time_ns, exit.run_cnt), (0, 0));
+
+        let cost = bpf_cost_delta(&before, &after, &ids);
+        let get = |op: &str| {
+            let c = cost.iter().find(|c| c.op == op).unwrap();
+            (c.run_time_ns, c.run_cnt)
+        };
+        assert_eq!(cost.len(), 13);
+        assert_eq!(get("select_cpu"), (452_685_318, 8067));
+        assert_eq!(get("enqueue"), (140_621_274, 12057));
+        assert_eq!(get("dispatch"), (1_507_380_260, 13638));
+        assert_eq!(get("exit"), (0, 0));
+        assert_eq!(
+            cost.iter().find(|c| c.op == "init_task").unwrap().prog,
+            "wakeplace_init_task"
+        );
+        // Only the given ids count; a program missing from `before` (loaded
+        // in between) counts from zero.
+        let one: std::collections::BTreeSet<u64> = [33].into();
+        let c = bpf_cost_delta(&before[..0], &after, &one);
+        assert_eq!(c.len(), 1);
+        assert_eq!((c[0].op.as_str(), c[0].run_cnt), ("enqueue", 12561));
+    }
+
+    #[test]
+    fn bpftool_output_errors_and_op_names() {
+        assert!(parse_bpftool_progs("").is_err());
+        assert!(parse_bpftool_progs("{}").is_err());
+        assert!(parse_bpftool_progs(r#"[{"name":"x"}]"#).is_err());
+        assert_eq!(parse_bpftool_progs("[]").unwrap(), vec![]);
+        assert_eq!(
+            op_names(&["bpfland_dispatch", "bpfland_enqueue", "bpfland_select_cpu"]),
+            ["dispatch", "enqueue", "select_cpu"]
+        );
+        // Shared words beyond the scheduler's name are stripped too, but
+        // never a whole name.
+        assert_eq!(op_names(&["a_b_x", "a_b_y"]), ["x", "y"]);
+        assert_eq!(op_names(&["a_b", "a_b_c"]), ["b", "b_c"]);
+        assert_eq!(op_names(&["cosmos_enqueue"]), ["enqueue"]);
+        assert_eq!(op_names(&["plain"]), ["plain"]);
     }
 }

@@ -1,7 +1,7 @@
 //! summary.md and chart.svg from a results file. Both are pure functions of
 //! `Results`, so `wakeplace-ab report` re-renders exactly what a run wrote.
 
-use crate::ab::{summarize, Better, Results, Row};
+use crate::ab::{cost_sum, summarize, Better, CostSum, Results, Row};
 use crate::stats;
 use std::fmt::Write;
 
@@ -136,6 +136,7 @@ pub fn summary_md(res: &Results) -> String {
             let _ = writeln!(o, "\n</details>\n");
         }
     }
+    bpf_cost_md(res, &mut o);
     let failures: Vec<_> = res.runs.iter().filter(|r| !r.ok).collect();
     if !failures.is_empty() {
         let _ = writeln!(o, "## Failed runs\n");
@@ -152,6 +153,130 @@ pub fn summary_md(res: &Results) -> String {
         let _ = writeln!(o);
     }
     o
+}
+
+/// The scheduler-cost tables, when the runs recorded BPF costs
+/// (`wakeplace-ab run --bpf-cost`): ns per call of each op over all of a
+/// scheduler's runs, and BPF time per benchmark run.
+fn bpf_cost_md(res: &Results, o: &mut String) {
+    let sums: Vec<(String, CostSum)> = res
+        .schedulers
+        .iter()
+        .map(|s| (s.label.clone(), cost_sum(res, &s.label, None)))
+        .filter(|(_, c)| c.runs > 0)
+        .collect();
+    if sums.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "## Scheduler cost: BPF run time per op
+"
+    );
+    let _ = writeln!(
+        o,
+        "From `kernel.bpf_stats_enabled` (run_time_ns / run_cnt of the loaded scheduler's \
+         struct_ops programs, bpftool before and after each benchmark), summed over every \
+         run of each scheduler. ns/call is total run time / total calls; \
+         ratio = ns/call / the first column's.\n"
+    );
+    let mut ops: Vec<String> = sums
+        .iter()
+        .flat_map(|(_, c)| c.ops.keys().cloned())
+        .collect();
+    ops.sort();
+    ops.dedup();
+    let mut head = String::from("| op |");
+    let mut rule = String::from("|---|");
+    for (i, (l, _)) in sums.iter().enumerate() {
+        let _ = write!(head, " {l} ns/call | {l} calls/run |");
+        rule.push_str("---:|---:|");
+        if i > 0 {
+            let _ = write!(head, " ratio |");
+            rule.push_str("---:|");
+        }
+    }
+    let _ = writeln!(o, "{head}\n{rule}");
+    let ns_per_call = |(t, c): (u64, u64)| {
+        if c == 0 {
+            f64::NAN
+        } else {
+            t as f64 / c as f64
+        }
+    };
+    let mut line = |name: &str, get: &dyn Fn(&CostSum) -> (u64, u64)| {
+        let mut row = format!("| {name} |");
+        let first = ns_per_call(get(&sums[0].1));
+        for (i, (_, c)) in sums.iter().enumerate() {
+            let v = get(c);
+            let npc = ns_per_call(v);
+            let _ = write!(
+                row,
+                " {} | {} |",
+                fmt_num(npc),
+                fmt_num((v.1 as f64 / c.runs as f64).round())
+            );
+            if i > 0 {
+                let r = npc / first;
+                let _ = write!(
+                    row,
+                    " {} |",
+                    if r.is_finite() {
+                        format!("{r:.2}")
+                    } else {
+                        "-".into()
+                    }
+                );
+            }
+        }
+        let _ = writeln!(o, "{row}");
+    };
+    for op in &ops {
+        line(op, &|c: &CostSum| c.ops.get(op).copied().unwrap_or((0, 0)));
+    }
+    line("**all ops**", &|c: &CostSum| c.total());
+    let _ = writeln!(o);
+
+    let _ = writeln!(
+        o,
+        "BPF time per benchmark run (median ms, all ops together; ratio vs {}):\n",
+        sums[0].0
+    );
+    let mut head = String::from("| bench |");
+    let mut rule = String::from("|---|");
+    for (i, (l, _)) in sums.iter().enumerate() {
+        let _ = write!(head, " {l} ms |");
+        rule.push_str("---:|");
+        if i > 0 {
+            let _ = write!(head, " ratio |");
+            rule.push_str("---:|");
+        }
+    }
+    let _ = writeln!(o, "{head}\n{rule}");
+    for b in &res.benches {
+        let mut row = format!("| {} |", b.name);
+        let meds: Vec<f64> = sums
+            .iter()
+            .map(|(l, _)| stats::median(&cost_sum(res, l, Some(&b.name)).per_run_ns) / 1e6)
+            .collect();
+        for (i, m) in meds.iter().enumerate() {
+            let _ = write!(row, " {} |", fmt_num(*m));
+            if i > 0 {
+                let r = m / meds[0];
+                let _ = write!(
+                    row,
+                    " {} |",
+                    if r.is_finite() {
+                        format!("{r:.2}")
+                    } else {
+                        "-".into()
+                    }
+                );
+            }
+        }
+        let _ = writeln!(o, "{row}");
+    }
+    let _ = writeln!(o);
 }
 
 fn esc(s: &str) -> String {
@@ -413,6 +538,7 @@ mod tests {
                     wall_s: 1.0,
                     ops: None,
                     raw: serde_json::Value::Null,
+                    bpf_cost: None,
                 });
             }
         }
@@ -427,6 +553,7 @@ mod tests {
             wall_s: 0.1,
             ops: None,
             raw: serde_json::Value::Null,
+            bpf_cost: None,
         });
         Results {
             version: 1,

@@ -203,6 +203,76 @@ pub fn futex_wake(word: &AtomicU32) {
     };
 }
 
+/// A pipe (both ends close on drop). `pipe_write()` wakes a reader blocked
+/// in `read()` with `wake_up_interruptible_sync_poll()`, i.e. a WF_SYNC
+/// wakeup: the waker says it is about to block. Futex wakeups are not sync.
+pub struct Pipe {
+    pub rd: libc::c_int,
+    pub wr: libc::c_int,
+}
+
+impl Pipe {
+    pub fn new() -> Result<Self> {
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: fds is a valid 2-int array.
+        let r = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+        if r != 0 {
+            return Err(std::io::Error::last_os_error()).context("pipe2");
+        }
+        Ok(Pipe {
+            rd: fds[0],
+            wr: fds[1],
+        })
+    }
+
+    /// Write one byte (retrying on EINTR).
+    pub fn put(&self) -> Result<()> {
+        let b = [1u8];
+        loop {
+            // SAFETY: writing 1 byte from a valid buffer to our fd.
+            let r = unsafe { libc::write(self.wr, b.as_ptr().cast(), 1) };
+            if r == 1 {
+                return Ok(());
+            }
+            let e = std::io::Error::last_os_error();
+            if r < 0 && e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e).context("pipe write");
+        }
+    }
+
+    /// Read one byte, blocking until there is one (retrying on EINTR).
+    pub fn take(&self) -> Result<()> {
+        let mut b = [0u8];
+        loop {
+            // SAFETY: reading 1 byte into a valid buffer from our fd.
+            let r = unsafe { libc::read(self.rd, b.as_mut_ptr().cast(), 1) };
+            if r == 1 {
+                return Ok(());
+            }
+            let e = std::io::Error::last_os_error();
+            if r < 0 && e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            if r == 0 {
+                bail!("pipe read: end of file");
+            }
+            return Err(e).context("pipe read");
+        }
+    }
+}
+
+impl Drop for Pipe {
+    fn drop(&mut self) {
+        // SAFETY: we own both fds.
+        unsafe {
+            libc::close(self.rd);
+            libc::close(self.wr);
+        }
+    }
+}
+
 /// SMT siblings of `cpu` (including itself) from sysfs.
 pub fn smt_siblings(cpu: usize) -> Result<Vec<usize>> {
     let p = format!("/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list");
@@ -286,6 +356,17 @@ mod tests {
         e.write(2);
         e.write(3);
         assert_eq!(e.read(), 5);
+    }
+
+    #[test]
+    fn pipe_passes_bytes_across_threads() {
+        let p = Pipe::new().unwrap();
+        p.put().unwrap();
+        p.take().unwrap();
+        std::thread::scope(|s| {
+            s.spawn(|| p.take().unwrap());
+            p.put().unwrap();
+        });
     }
 
     #[test]

@@ -340,3 +340,211 @@ fn report_round_trip_on_recorded_results() {
     );
     let _ = fs::remove_dir_all(&d);
 }
+
+/// --bpf-cost: the sysctl is turned on for the series and restored, the
+/// scheduler's struct_ops programs (those that appeared when it loaded) are
+/// snapshotted around every benchmark, and the deltas land in results.json
+/// and summary.md. A fake bpftool serves counters that grow by a fixed
+/// step per call while the fake scheduler is loaded.
+#[test]
+fn bpf_cost_per_op_from_bpftool_snapshots() {
+    let d = tmpdir("bpfcost");
+    let (root, sched, bench) = fake_env(&d);
+    let r = root.display();
+    let cnt = d.join("calls");
+    let sysctl = d.join("bpf_stats_enabled");
+    fs::write(&sysctl, "0\n").unwrap();
+    let tool = d.join("bpftool.sh");
+    let other =
+        r#"{"id":7,"type":"cgroup_device","name":"sd_devices","run_time_ns":5,"run_cnt":1}"#;
+    let loaded = r#"[OTHER,
+ {"id":40,"type":"struct_ops","name":"fake_enqueue","run_time_ns":%d,"run_cnt":%d},
+ {"id":41,"type":"struct_ops","name":"fake_dispatch","run_time_ns":%d,"run_cnt":%d},
+ {"id":42,"type":"struct_ops","name":"fake_init"}]"#
+        .replace("OTHER", other);
+    let script = r#"[ "$*" = '-j prog show' ] || exit 9
+[ "$(cat SYSCTL)" = 1 ] || { echo 'stats off' >&2; exit 8; }
+if [ -s ROOT/root/ops ]; then
+    n=$(cat CNT 2>/dev/null || echo 0); n=$((n+1)); echo $n > CNT
+    printf 'LOADED\n' $((n*1000)) $((n*10)) $((n*3000)) $((n*10))
+else
+    printf '[OTHER]\n'
+fi
+"#
+    .replace("SYSCTL", &sysctl.display().to_string())
+    .replace("ROOT", &r.to_string())
+    .replace("CNT", &cnt.display().to_string())
+    .replace("LOADED", &loaded)
+    .replace("OTHER", other);
+    fs::write(&tool, script).unwrap();
+    let out = d.join("out");
+    let o = ab(&[
+        "run",
+        "--scx-root",
+        root.to_str().unwrap(),
+        "--bpf-stats-sysctl",
+        sysctl.to_str().unwrap(),
+        "--bpf-cost",
+        "--bpftool",
+        &format!("sh {}", tool.display()),
+        "-s",
+        "eevdf",
+        "-s",
+        &sched,
+        "-b",
+        &bench,
+        "-r",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("BPF 20 calls 200 ns/call"),
+        "{}",
+        text(&o)
+    );
+    // Restored after the series.
+    assert_eq!(fs::read_to_string(&sysctl).unwrap(), "0\n");
+    let res = Results::load(&out.join("results.json")).unwrap();
+    for run in &res.runs {
+        match run.scheduler.as_str() {
+            "eevdf" => assert_eq!(run.bpf_cost, None),
+            _ => {
+                let c = run.bpf_cost.as_ref().unwrap();
+                let ops: Vec<(&str, u64, u64)> = c
+                    .iter()
+                    .map(|o| (o.op.as_str(), o.run_time_ns, o.run_cnt))
+                    .collect();
+                assert_eq!(
+                    ops,
+                    [
+                        ("dispatch", 3000, 10),
+                        ("enqueue", 1000, 10),
+                        ("init", 0, 0)
+                    ]
+                );
+            }
+        }
+    }
+    assert!(out.join("logs/r1-fake-fk.bpftool-before.json").exists());
+    let md = fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(
+        md.contains("## Scheduler cost: BPF run time per op"),
+        "{md}"
+    );
+    assert!(md.contains("| enqueue | 100 | 10 |"), "{md}");
+    assert!(md.contains("| dispatch | 300 | 10 |"), "{md}");
+    assert!(md.contains("| **all ops** | 200 | 20 |"), "{md}");
+    assert!(md.contains("| fk | 0.004000 |"), "{md}");
+
+    // Without a working bpftool nothing runs, and the sysctl is restored.
+    let o = ab(&[
+        "run",
+        "--scx-root",
+        root.to_str().unwrap(),
+        "--bpf-stats-sysctl",
+        sysctl.to_str().unwrap(),
+        "--bpf-cost",
+        "--bpftool",
+        "false",
+        "-s",
+        &sched,
+        "-b",
+        &bench,
+        "-r",
+        "1",
+        "-o",
+        d.join("out2").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--bpf-cost needs bpftool"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(fs::read_to_string(&sysctl).unwrap(), "0\n");
+    assert!(!d.join("out2/results.json").exists());
+    let _ = fs::remove_dir_all(&d);
+}
+
+/// Peers are taken from --peer-dir when the binary is there.
+#[test]
+fn peer_dir_supplies_peer_binaries() {
+    let d = tmpdir("peers");
+    fs::write(d.join("scx_bpfland"), "#!/bin/sh\n").unwrap();
+    let o = ab(&[
+        "run",
+        "-s",
+        "bpfland:-s 5000",
+        "-s",
+        "cosmos",
+        "-b",
+        "handoff",
+        "-o",
+        "/tmp/x",
+        "--dry-run",
+        "--peer-dir",
+        d.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        s.contains(&format!("{}/scx_bpfland -s 5000", d.display())),
+        "{s}"
+    );
+    assert!(
+        s.lines()
+            .any(|l| l.starts_with("scheduler cosmos") && l.ends_with(" scx_cosmos")),
+        "{s}"
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no "),
+        "{}",
+        text(&o)
+    );
+    let _ = fs::remove_dir_all(&d);
+}
+
+/// A scheduler the kernel ejects during the benchmark measured EEVDF, not
+/// itself: the run is recorded as failed, loudly, and the series goes on.
+#[test]
+fn scheduler_ejected_during_the_run_fails_the_run() {
+    let d = tmpdir("ejected");
+    let (root, sched, _) = fake_env(&d);
+    let r = root.display();
+    let bench = format!(
+        "name=ej;metric=v_us;cmd=sh -c 'echo disabled > {r}/state; : > {r}/root/ops; echo {{\\\"metrics\\\":{{\\\"v_us\\\":1}}}}'"
+    );
+    let out = d.join("out");
+    let o = ab(&[
+        "run",
+        "--scx-root",
+        root.to_str().unwrap(),
+        "-s",
+        &sched,
+        "-b",
+        &bench,
+        "-r",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let res = Results::load(&out.join("results.json")).unwrap();
+    assert_eq!(res.runs.len(), 2, "{}", text(&o));
+    for run in &res.runs {
+        assert!(!run.ok);
+        let e = run.error.as_deref().unwrap();
+        assert!(
+            e.contains("scheduler not in charge at the end of the run (state 'disabled'"),
+            "{e}"
+        );
+    }
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("2 run(s) failed"),
+        "{}",
+        text(&o)
+    );
+    let _ = fs::remove_dir_all(&d);
+}

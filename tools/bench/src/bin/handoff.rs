@@ -1,12 +1,18 @@
 //! handoff: two threads strictly alternating on a shared buffer, after the
 //! producer_consumer benchmark of seed 002 (sync-wakeup placement).
 //!
-//! The threads pass a turn through a futex word: the one whose turn it is
-//! does `-l` passes of read-modify-write over a shared buffer, hands the
-//! turn over, wakes the other and sleeps until the turn comes back. Each
-//! handoff is a real block + wakeup (like the original's condvar), so the
-//! time per access is work + wakeup + cache traffic, and where the wakee is
-//! placed (same CPU, the waker's SMT sibling, another core) shows in it.
+//! The one whose turn it is does `-l` passes of read-modify-write over a
+//! shared buffer, hands the turn over, wakes the other and sleeps until the
+//! turn comes back. Each handoff is a real block + wakeup, so the time per
+//! access is work + wakeup + cache traffic, and where the wakee is placed
+//! (same CPU, the waker's SMT sibling, another core) shows in it.
+//!
+//! `--wake pipe` (default) passes the turn as one byte through a pipe per
+//! direction: `pipe_write()` wakes the blocked reader with the `_sync` wake
+//! variant, so every wakeup is WF_SYNC, the case seed 002's patch changes
+//! (it is a no-op for other wakeups, so the benchmark it reports must make
+//! sync wakeups). `--wake futex` passes it through a futex word: the same
+//! handoff without WF_SYNC, a control.
 
 use anyhow::Result;
 use clap::Parser;
@@ -19,12 +25,15 @@ use wakeplace_bench::sys;
 #[derive(Parser)]
 #[command(
     version,
-    about = "Two threads strictly alternating through a futex: time per access",
-    long_about = "Two threads strictly alternating through a futex: time per access.\n\n\
+    about = "Two threads strictly alternating through pipes (sync wakeups) or a futex: time per access",
+    long_about = "Two threads strictly alternating: time per access.\n\n\
 Each access is -l passes of read-modify-write over a shared buffer (one \
 64-byte line at a time), then the turn goes to the other thread, which was \
-asleep in FUTEX_WAIT. Reported: ns per access (median over --reps), and where \
-each woken thread ran relative to the thread that woke it."
+asleep waiting for it: in read() on a pipe (--wake pipe, the default; \
+pipe_write() wakes it with WF_SYNC, like seed 002's producer_consumer) or in \
+FUTEX_WAIT (--wake futex; not a sync wakeup). Reported: ns per access (median \
+over --reps), and where each woken thread ran relative to the thread that \
+woke it."
 )]
 struct Args {
     /// Passes over the shared buffer per access (the original's -l).
@@ -39,6 +48,10 @@ struct Args {
     /// Shared buffer size in KiB.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=65536))]
     buf_kb: u64,
+    /// How the turn is passed: pipe (one pipe per direction; the wakeup is
+    /// WF_SYNC) or futex (a shared word; not a sync wakeup).
+    #[arg(long, value_enum, default_value_t = Wake::Pipe)]
+    wake: Wake,
     /// Restrict both threads to these CPUs (default: no pinning: placement
     /// is the scheduler's).
     #[arg(long, value_name = "LIST")]
@@ -46,6 +59,21 @@ struct Args {
     /// One JSON object on stdout (the summary goes to stderr).
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Wake {
+    Pipe,
+    Futex,
+}
+
+impl Wake {
+    fn name(self) -> &'static str {
+        match self {
+            Wake::Pipe => "pipe",
+            Wake::Futex => "futex",
+        }
+    }
 }
 
 #[repr(align(128))]
@@ -94,12 +122,17 @@ fn one_rep(a: &Args, cpus: &Option<Vec<usize>>, sib: &[Vec<usize>]) -> Result<(u
         start_ns: Padded(AtomicU64::new(0)),
         end_ns: Padded(AtomicU64::new(0)),
     };
+    // pipes[i] carries the turn to thread i (pipe mode only).
+    let pipes = match a.wake {
+        Wake::Pipe => Some([sys::Pipe::new()?, sys::Pipe::new()?]),
+        Wake::Futex => None,
+    };
     let barrier = Barrier::new(2);
     let mut total = Counts::default();
     std::thread::scope(|s| -> Result<()> {
         let hs: Vec<_> = (0..2u32)
             .map(|me| {
-                let (sh, barrier) = (&sh, &barrier);
+                let (sh, barrier, pipes) = (&sh, &barrier, &pipes);
                 // Thread 0 takes the odd access out.
                 let n = a.accesses / 2 + if me == 0 { a.accesses % 2 } else { 0 };
                 s.spawn(move || -> Result<Counts> {
@@ -112,10 +145,23 @@ fn one_rep(a: &Args, cpus: &Option<Vec<usize>>, sib: &[Vec<usize>]) -> Result<(u
                         sh.start_ns.0.store(sys::now_ns(), Relaxed);
                     }
                     let other = 1 - me;
-                    for _ in 0..n {
-                        while sh.turn.0.load(Acquire) != me {
-                            if sys::futex_wait(&sh.turn.0, other) {
-                                c.sleeps += 1;
+                    for i in 0..n {
+                        match pipes {
+                            // Thread 0 holds the first turn without a byte.
+                            Some(p) if !(me == 0 && i == 0) => {
+                                // Not our turn yet: this read() blocks.
+                                if sh.turn.0.load(Acquire) != me {
+                                    c.sleeps += 1;
+                                }
+                                p[me as usize].take()?;
+                            }
+                            Some(_) => {}
+                            None => {
+                                while sh.turn.0.load(Acquire) != me {
+                                    if sys::futex_wait(&sh.turn.0, other) {
+                                        c.sleeps += 1;
+                                    }
+                                }
                             }
                         }
                         let cpu = sys::current_cpu();
@@ -141,7 +187,13 @@ fn one_rep(a: &Args, cpus: &Option<Vec<usize>>, sib: &[Vec<usize>]) -> Result<(u
                         sh.last_cpu[me as usize].0.store(cpu, Relaxed);
                         sh.end_ns.0.store(sys::now_ns(), Relaxed);
                         sh.turn.0.store(other, Release);
-                        sys::futex_wake(&sh.turn.0);
+                        match pipes {
+                            // After the very last access the byte goes
+                            // to a thread that has finished; the pipe
+                            // just holds it.
+                            Some(p) => p[other as usize].put()?,
+                            None => sys::futex_wake(&sh.turn.0),
+                        }
                     }
                     Ok(c)
                 })
@@ -181,6 +233,7 @@ fn run(a: &Args) -> Result<()> {
         .param("accesses", a.accesses)
         .param("reps", a.reps)
         .param("buf_kb", a.buf_kb)
+        .param("wake", a.wake.name())
         .param(
             "cpus",
             cpus.as_deref().map_or("any".into(), sys::format_cpu_list),

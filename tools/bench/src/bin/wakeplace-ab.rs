@@ -57,7 +57,7 @@ Output in --out: results.json (written after every run), summary.md, chart.svg, 
 logs/ (scheduler and benchmark output per run). Exit: 0 all runs ok, 1 a run \
 failed or the series was aborted, 130 interrupted."
     )]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Re-render summary.md and chart.svg from a results.json.
     Report {
         /// results.json written by `run`.
@@ -105,6 +105,29 @@ struct RunArgs {
     /// Seconds to wait after a scheduler is enabled before the benchmark.
     #[arg(long, default_value_t = 0.0)]
     settle: f64,
+    /// Measure each loaded scheduler's own cost: turn on
+    /// kernel.bpf_stats_enabled for the series, snapshot its struct_ops
+    /// programs' run_time_ns / run_cnt with bpftool before and after every
+    /// benchmark, store the per-op deltas in results.json and add a ns/call
+    /// table per scheduler to summary.md.
+    #[arg(long)]
+    bpf_cost: bool,
+    /// bpftool command for --bpf-cost (run as `CMD -j prog show`).
+    #[arg(long, value_name = "CMD", default_value = "bpftool")]
+    bpftool: String,
+    /// kernel.bpf_stats_enabled (for tests).
+    #[arg(
+        long,
+        default_value = "/proc/sys/kernel/bpf_stats_enabled",
+        hide = true
+    )]
+    bpf_stats_sysctl: PathBuf,
+    /// Directory searched first for peer schedulers (scx_bpfland,
+    /// scx_cosmos); default: $WAKEPLACE_PEER_DIR, else
+    /// /var/cache/scx_wakeplace/peers/bin if it exists (where
+    /// tools/install-peers.sh puts them), then PATH.
+    #[arg(long, value_name = "DIR")]
+    peer_dir: Option<PathBuf>,
     /// Print the plan (order and commands) and exit.
     #[arg(long)]
     dry_run: bool,
@@ -433,12 +456,91 @@ fn run_bench(
     Ok((res, wall))
 }
 
+/// `bpftool -j prog show`, parsed.
+/// `save`: keep bpftool's output there (logs/TAG.bpftool-*.json).
+fn bpf_snapshot(a: &RunArgs, save: Option<&Path>) -> Result<Vec<ab::ProgStat>> {
+    let cmd = format!("{} -j prog show", a.bpftool);
+    let o = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(&cmd)
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("spawn: {cmd}"))?;
+    if !o.status.success() {
+        bail!(
+            "'{cmd}' exited with {}: {}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr).trim()
+        );
+    }
+    if let Some(p) = save {
+        fs::write(p, &o.stdout).with_context(|| format!("write {}", p.display()))?;
+    }
+    ab::parse_bpftool_progs(&String::from_utf8_lossy(&o.stdout)).with_context(|| cmd.clone())
+}
+
+/// Turn kernel.bpf_stats_enabled on for the series; the guard puts the
+/// previous value back.
+struct BpfStats {
+    path: PathBuf,
+    old: String,
+}
+
+impl BpfStats {
+    fn enable(path: &Path) -> Result<Self> {
+        let old = fs::read_to_string(path)
+            .with_context(|| format!("--bpf-cost: read {}", path.display()))?
+            .trim()
+            .to_string();
+        fs::write(path, "1\n")
+            .with_context(|| format!("--bpf-cost: write 1 to {} (root needed)", path.display()))?;
+        Ok(BpfStats {
+            path: path.to_path_buf(),
+            old,
+        })
+    }
+}
+
+impl Drop for BpfStats {
+    fn drop(&mut self) {
+        if self.old != "1" {
+            let _ = fs::write(&self.path, format!("{}\n", self.old));
+        }
+    }
+}
+
+/// Where peer schedulers are looked for before PATH.
+fn peer_dir(a: &RunArgs) -> Option<PathBuf> {
+    if let Some(d) = &a.peer_dir {
+        return Some(d.clone());
+    }
+    if let Some(d) = std::env::var_os("WAKEPLACE_PEER_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d));
+    }
+    let d = PathBuf::from("/var/cache/scx_wakeplace/peers/bin");
+    d.is_dir().then_some(d)
+}
+
 fn run(a: &RunArgs) -> Result<i32> {
     let bin = a
         .wakeplace_bin
         .clone()
         .unwrap_or_else(default_wakeplace_bin);
     let mut t = Templates::new(&bin);
+    if let Some(d) = peer_dir(a) {
+        for peer in ["bpfland", "cosmos"] {
+            let p = d.join(format!("scx_{peer}"));
+            if p.exists() {
+                t.map
+                    .insert(peer.into(), ab::sh_quote(&p.display().to_string()));
+            } else if a.peer_dir.is_some() && a.scheds.iter().any(|s| s.contains(peer)) {
+                eprintln!(
+                    "wakeplace-ab: note: no {} (--peer-dir); '{peer}' runs scx_{peer} from PATH",
+                    p.display()
+                );
+            }
+        }
+    }
     for s in &a.template {
         t.set(s)?;
     }
@@ -516,6 +618,14 @@ fn run(a: &RunArgs) -> Result<i32> {
             );
         }
     }
+    // Fail before the first run if the cost cannot be measured.
+    let _stats_guard = if a.bpf_cost {
+        let g = BpfStats::enable(&a.bpf_stats_sysctl)?;
+        bpf_snapshot(a, None).context("--bpf-cost needs bpftool")?;
+        Some(g)
+    } else {
+        None
+    };
     let logs = a.out.join("logs");
     fs::create_dir_all(&logs).with_context(|| format!("create {}", logs.display()))?;
     // SAFETY: the handler only stores to an atomic.
@@ -561,8 +671,18 @@ fn run(a: &RunArgs) -> Result<i32> {
             Ok(rec) => {
                 match (&rec.value, &rec.error) {
                     (Some(v), _) if rec.ok => {
+                        let cost = rec.bpf_cost.as_ref().map_or(String::new(), |ops| {
+                            let (t, c) = ops
+                                .iter()
+                                .fold((0u64, 0u64), |(t, c), o| (t + o.run_time_ns, c + o.run_cnt));
+                            format!(
+                                ", BPF {} calls {} ns/call",
+                                c,
+                                render::fmt_num(t as f64 / c.max(1) as f64)
+                            )
+                        });
                         eprintln!(
-                            "{} = {} ({:.1} s)",
+                            "{} = {} ({:.1} s{cost})",
                             b.metric,
                             render::fmt_num(*v),
                             rec.wall_s
@@ -624,13 +744,58 @@ fn run_one(
             }
             None
         }
-        Some(cmd) => Some(load(s, cmd, scx, a, logs.join(format!("{tag}.sched.log")))?),
+        Some(cmd) => {
+            // struct_ops programs there before the load are not its own.
+            let pre = if a.bpf_cost {
+                Some(ab::struct_ops_ids(&bpf_snapshot(a, None)?))
+            } else {
+                None
+            };
+            let l = load(s, cmd, scx, a, logs.join(format!("{tag}.sched.log")))?;
+            Some((l, pre))
+        }
     };
     if loaded.is_some() && a.settle > 0.0 {
         std::thread::sleep(Duration::from_secs_f64(a.settle));
     }
+    // The loaded scheduler's programs and their counters before the run.
+    let cost_before = match &loaded {
+        Some((_, Some(pre))) => {
+            match bpf_snapshot(a, Some(&logs.join(format!("{tag}.bpftool-before.json")))) {
+                Ok(snap) => {
+                    let mine: std::collections::BTreeSet<u64> =
+                        ab::struct_ops_ids(&snap).difference(pre).copied().collect();
+                    Some(Ok((snap, mine)))
+                }
+                Err(e) => Some(Err(e)),
+            }
+        }
+        _ => None,
+    };
+    let loaded = loaded.map(|(l, _)| l);
     let ops = loaded.as_ref().map(|_| scx.ops());
     let bench = run_bench(b, logs, tag, a.bench_timeout);
+    let bpf_cost = match cost_before {
+        None => None,
+        Some(before) => {
+            let after_p = logs.join(format!("{tag}.bpftool-after.json"));
+            match before.and_then(|(snap, mine)| Ok((snap, mine, bpf_snapshot(a, Some(&after_p))?)))
+            {
+                Ok((_, mine, _)) if mine.is_empty() => {
+                    eprint!(
+                        "(warning: --bpf-cost: no struct_ops programs of '{}' found) ",
+                        s.label
+                    );
+                    None
+                }
+                Ok((snap, mine, after)) => Some(ab::bpf_cost_delta(&snap, &after, &mine)),
+                Err(e) => {
+                    eprint!("(warning: --bpf-cost: {e:#}) ");
+                    None
+                }
+            }
+        }
+    };
     // Was the scheduler under test in charge for the whole run? An ejected
     // scheduler's run measured EEVDF, not it.
     let mut lost = None;
@@ -665,6 +830,7 @@ fn run_one(
         wall_s,
         ops,
         raw: serde_json::Value::Null,
+        bpf_cost,
     };
     match outcome {
         Err(e) => rec.error = Some(e),
