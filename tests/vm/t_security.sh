@@ -89,7 +89,8 @@ for line in open(sys.argv[1]):
     for p in paths[:1] if call not in ("rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat") else paths:
         key = (call, p)
         seen[key] = seen.get(key, 0) + 1
-        if not p.startswith(allowed) and p != "/dev/null":
+        # The run directory itself is created on a machine that has none yet.
+        if not p.startswith(allowed) and p not in ("/dev/null", "/var/run/scx", "/run/scx"):
             bad.append(f"{call} {p}")
 for (c, p), n in sorted(seen.items()):
     print(f"  {c:9} {p} (x{n})")
