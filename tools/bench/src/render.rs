@@ -25,6 +25,15 @@ pub fn fmt_num(x: f64) -> String {
     format!("{x:.decimals$}")
 }
 
+/// A ratio with two decimals, "-" when undefined (0 / 0, x / 0).
+fn fmt_ratio(r: f64) -> String {
+    if r.is_finite() {
+        format!("{r:.2}")
+    } else {
+        "-".into()
+    }
+}
+
 fn change(row: &Row, better: Better) -> String {
     if !row.ratio.is_finite() {
         return "-".into();
@@ -217,16 +226,7 @@ fn bpf_cost_md(res: &Results, o: &mut String) {
                 fmt_num((v.1 as f64 / c.runs as f64).round())
             );
             if i > 0 {
-                let r = npc / first;
-                let _ = write!(
-                    row,
-                    " {} |",
-                    if r.is_finite() {
-                        format!("{r:.2}")
-                    } else {
-                        "-".into()
-                    }
-                );
+                let _ = write!(row, " {} |", fmt_ratio(npc / first));
             }
         }
         let _ = writeln!(o, "{row}");
@@ -262,16 +262,7 @@ fn bpf_cost_md(res: &Results, o: &mut String) {
         for (i, m) in meds.iter().enumerate() {
             let _ = write!(row, " {} |", fmt_num(*m));
             if i > 0 {
-                let r = m / meds[0];
-                let _ = write!(
-                    row,
-                    " {} |",
-                    if r.is_finite() {
-                        format!("{r:.2}")
-                    } else {
-                        "-".into()
-                    }
-                );
+                let _ = write!(row, " {} |", fmt_ratio(m / meds[0]));
             }
         }
         let _ = writeln!(o, "{row}");
