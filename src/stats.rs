@@ -199,6 +199,12 @@ pub struct Metrics {
     pub sync_on_prev: u64,
     #[stat(desc = "sync: ... wakee placed on any other CPU")]
     pub sync_elsewhere: u64,
+    #[stat(
+        desc = "sync: WF_SYNC wakeups (as above) with prev busy and an SMT sibling of the waker idle"
+    )]
+    pub sync_sib_idle: u64,
+    #[stat(desc = "sync: ... and placed the wakee on the waker's sibling")]
+    pub sync_sib_idle_taken: u64,
     #[stat(desc = "asym: running tasks moved to a higher-priority idle CPU (asym packing)")]
     pub asym_pulls: u64,
     #[stat(
@@ -227,6 +233,10 @@ pub struct Metrics {
     pub pinned_lat_p99_us: f64,
     #[stat(desc = "Woken tasks that then ran (compare with wakeups)")]
     pub woken_ran: u64,
+    #[stat(desc = "Tasks queued for a CPU held by a higher class (RT, DL), sent to an idle CPU")]
+    pub held_moved: u64,
+    #[stat(desc = "Tasks that waited a slice behind a higher class, pulled by another CPU")]
+    pub held_rescued: u64,
     #[stat(desc = "Tasks woken since load (cumulative)")]
     pub wakeups_total: u64,
     #[stat(desc = "Woken tasks that then ran, since load (cumulative)")]
@@ -299,6 +309,8 @@ impl Metrics {
             sync_on_sibling: d(i::wp_stat_idx_WP_ST_SYNC_ON_SIBLING),
             sync_on_prev: d(i::wp_stat_idx_WP_ST_SYNC_ON_PREV),
             sync_elsewhere: d(i::wp_stat_idx_WP_ST_SYNC_ELSEWHERE),
+            sync_sib_idle: d(i::wp_stat_idx_WP_ST_SYNC_SIB_IDLE),
+            sync_sib_idle_taken: d(i::wp_stat_idx_WP_ST_SYNC_SIB_IDLE_TAKEN),
             asym_pulls: d(i::wp_stat_idx_WP_ST_ASYM_PULLS),
             preempt_wanted: d(i::wp_stat_idx_WP_ST_PREEMPT_WANTED),
             preempt_at_once: d(i::wp_stat_idx_WP_ST_PREEMPT_AT_ONCE),
@@ -311,6 +323,8 @@ impl Metrics {
             pinned_lat_p50_us: hist_quantile_ns(&pinned, 0.50) as f64 / 1000.0,
             pinned_lat_p99_us: hist_quantile_ns(&pinned, 0.99) as f64 / 1000.0,
             woken_ran: d(i::wp_stat_idx_WP_ST_WAKE_RAN),
+            held_moved: d(i::wp_stat_idx_WP_ST_HELD_MOVED),
+            held_rescued: d(i::wp_stat_idx_WP_ST_HELD_RESCUED),
             wakeups_total: cur.get(i::wp_stat_idx_WP_ST_WAKEUPS),
             woken_ran_total: cur.get(i::wp_stat_idx_WP_ST_WAKE_RAN),
             counters_backwards: cur.backwards_from(prev),
@@ -322,7 +336,7 @@ impl Metrics {
         writeln!(
             w,
             "[wakeplace] wake {:>6} idle-wait {:>4} stall {:>4} | lat p50 {:>7.1} p99 {:>8.1} max {:>8.1} us \
-             | migr {:>5} disp l/s/k {}/{}/{} | kick i/p/b {}/{}/{} | sel p/t/c/s/b {}/{}/{}/{}/{}",
+             | migr {:>5} disp l/s/k {}/{}/{} | kick i/p/b {}/{}/{} | held moved/rescued {}/{} | sel p/t/c/s/b {}/{}/{}/{}/{}",
             self.wakeups,
             self.waited_while_idle,
             self.stalls,
@@ -336,6 +350,8 @@ impl Metrics {
             self.kick_idle,
             self.kick_preempt,
             self.kick_balance,
+            self.held_moved,
+            self.held_rescued,
             self.sel_prev,
             self.sel_target,
             self.sel_idle_core,
@@ -344,7 +360,7 @@ impl Metrics {
         )?;
         writeln!(
             w,
-            "            delayed w/stay/move {}/{}/{} | sync w/waker/sib/prev/else {}/{}/{}/{}/{} \
+            "            delayed w/stay/move {}/{}/{} | sync w/waker/sib/prev/else {}/{}/{}/{}/{} sib-idle/taken {}/{} \
              | asym pulls {} | preempt want/once/tick {}/{}/{} pinned p99 {:.1} us \
              | cookie clash/avoidable {}/{} cs-order {}/{}",
             self.delayed_wakeups,
@@ -355,6 +371,8 @@ impl Metrics {
             self.sync_on_sibling,
             self.sync_on_prev,
             self.sync_elsewhere,
+            self.sync_sib_idle,
+            self.sync_sib_idle_taken,
             self.asym_pulls,
             self.preempt_wanted,
             self.preempt_at_once,

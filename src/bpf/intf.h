@@ -60,6 +60,8 @@ enum wp_stat_idx {
 	WP_ST_SYNC_ON_SIBLING,	/* an SMT sibling of the waker */
 	WP_ST_SYNC_ON_PREV,	/* the wakee's previous CPU */
 	WP_ST_SYNC_ELSEWHERE,	/* any other CPU */
+	WP_ST_SYNC_SIB_IDLE,	/* ... waker's and prev's CPUs busy, an SMT sibling of the waker idle */
+	WP_ST_SYNC_SIB_IDLE_TAKEN, /* ... and placed the wakee on that sibling */
 	/* asym family */
 	WP_ST_ASYM_PULLS,	/* running task moved to a higher-priority idle CPU (asym packing) */
 	/* preempt family */
@@ -72,6 +74,8 @@ enum wp_stat_idx {
 	WP_ST_CS_ORDERINGS,	/* ops.core_sched_before() calls (core-wide pick comparisons) */
 	WP_ST_CS_NOT_FIFO,	/* ... answered differently from FIFO (core_sched_at) order */
 	WP_ST_WAKE_RAN,		/* woken tasks that then ran (ops.running with wake_ts set) */
+	WP_ST_HELD_MOVED,	/* tasks queued for a CPU a higher class holds, sent to an idle CPU */
+	WP_ST_HELD_RESCUED,	/* tasks that waited a slice behind a higher class, pulled by another CPU */
 	WP_ST_NR,
 };
 

@@ -66,6 +66,7 @@ struct task_ctx {
 	s64 lag;	/* saved when the task leaves its runqueue */
 	u64 exec_start;
 	u64 wake_ts;	/* set on wakeup, cleared when the task first runs */
+	u64 enq_ts;	/* when the task was last queued */
 	s32 rq_cpu;	/* CPU whose sum_w holds this task's weight, -1 if none */
 	s32 last_cpu;	/* CPU the task last ran on */
 	u32 weight;	/* weight added to rq_cpu's sum_w */
@@ -92,6 +93,8 @@ struct cpu_ctx {
 	u32 curr_pid;		/* running task, 0 when idle */
 	u32 resched_at_tick;	/* a lazy preemption is pending for the next tick */
 	u64 curr_cookie;	/* core-scheduling cookie of the running task */
+	u32 released;		/* taken by a higher class (ops.cpu_release), not yet back */
+	u64 held_since;		/* first seen held by a higher class (rescue_held()), 0: not */
 } __attribute__((aligned(64)));
 
 struct {
@@ -290,13 +293,35 @@ static void migrate_accounting(struct task_struct *p, struct task_ctx *tctx, s32
 	add_weight(tctx, cpu, task_weight(p), now);
 }
 
+/*
+ * @cpu runs a task of a higher class (RT, DL, stop: prio < MAX_RT_PRIO), or
+ * was taken from sched_ext and not given back yet. Work queued there waits
+ * for that task, as a CFS task waits behind an RT one.
+ */
+static __always_inline bool cpu_held(s32 cpu)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+	struct task_struct *curr;
+	struct rq *rq;
+
+	if (cctx && cctx->released)
+		return true;
+	rq = scx_bpf_cpu_rq(cpu);
+	if (!rq)
+		return false;
+	curr = rq->curr;
+	return curr && curr->prio < 100;
+}
+
 static __always_inline bool cpu_busy(s32 cpu)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 
 	if (scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) > 0)
 		return true;
-	return cctx && cctx->curr_pid;
+	if (cctx && cctx->curr_pid)
+		return true;
+	return cpu_held(cpu);
 }
 
 static __always_inline bool cpu_idle_now(s32 cpu, const struct cpumask *idle)
@@ -495,9 +520,39 @@ static s32 idle_sibling_of(struct task_struct *p, s32 cpu)
 	return -1;
 }
 
-/* Where a sync wakee went relative to its waker: counted for every variant. */
-static void count_sync_placement(s32 cpu, s32 waker, s32 prev)
+/* Is an SMT sibling of @cpu (not @cpu itself) in @p's affinity idle right now? */
+static bool sibling_idle(struct task_struct *p, s32 cpu)
 {
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	bool found = false;
+	u32 k;
+
+	bpf_for(k, 0, WP_MAX_SMT) {
+		s32 s = sibling(cpu, k);
+
+		if (s < 0)
+			break;
+		if (s != cpu && cpu_idle_now(s, idle) && bpf_cpumask_test_cpu(s, p->cpus_ptr)) {
+			found = true;
+			break;
+		}
+	}
+	scx_bpf_put_idle_cpumask(idle);
+	return found;
+}
+
+/*
+ * Where a sync wakee went relative to its waker: counted for every variant.
+ * @sib_idle: the waker's and prev's CPUs were busy and a sibling of the
+ * waker idle, the case the sync proposals change.
+ */
+static void count_sync_placement(s32 cpu, s32 waker, s32 prev, bool sib_idle)
+{
+	if (sib_idle) {
+		stat_inc(WP_ST_SYNC_SIB_IDLE);
+		if (cpu != waker && same_core(cpu, waker))
+			stat_inc(WP_ST_SYNC_SIB_IDLE_TAKEN);
+	}
 	if (cpu == waker)
 		stat_inc(WP_ST_SYNC_ON_WAKER);
 	else if (same_core(cpu, waker))
@@ -523,6 +578,7 @@ static s32 select_cpu_sis(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 	s32 this_cpu = bpf_get_smp_processor_id();
 	s32 target = prev_cpu, sync_cpu = -1, cpu;
 	u32 sync_pol = pol(WP_POL_SYNC);
+	bool sib_idle = false;
 
 	/*
 	 * wake_affine_idle(): WF_SYNC and the waker alone on its CPU (nothing
@@ -551,6 +607,11 @@ static s32 select_cpu_sis(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 		cpu = prev_cpu;
 		goto out;
 	}
+	/*
+	 * The sync family's situation: neither the waker's CPU nor prev was
+	 * idle, the waker's SMT sibling is. Counted under every variant.
+	 */
+	sib_idle = sync_cpu >= 0 && smt_enabled && sibling_idle(p, sync_cpu);
 	if (smt_enabled) {
 		cpu = scan_idle_core(p, target,
 				     sync_pol == WP_SYNC_WAKER_SIBLING ? sync_cpu : -1);
@@ -584,7 +645,7 @@ static s32 select_cpu_sis(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 	cpu = bpf_cpumask_test_cpu(target, p->cpus_ptr) ? target : prev_cpu;
 out:
 	if (sync_cpu >= 0)
-		count_sync_placement(cpu, sync_cpu, prev_cpu);
+		count_sync_placement(cpu, sync_cpu, prev_cpu, sib_idle);
 	return cpu;
 }
 
@@ -743,6 +804,21 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 			migrate_accounting(p, tctx, cpu, bpf_ktime_get_ns());
 		}
 	}
+	/*
+	 * Queued where another class runs (a task switched to RT, a preempted
+	 * task re-enqueued): an idle CPU takes it, as select_idle_sibling()
+	 * skips a CPU that RT occupies (available_idle_cpu()).
+	 */
+	if (cpu_held(cpu)) {
+		s32 idle_cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+
+		if (idle_cpu >= 0) {
+			cpu = idle_cpu;
+			migrate_accounting(p, tctx, cpu, bpf_ktime_get_ns());
+			stat_inc(WP_ST_HELD_MOVED);
+		}
+	}
+	tctx->enq_ts = bpf_ktime_get_ns();
 	busy = cpu_busy(cpu);
 	/* Policy-independent outcome: a wakee waits on a busy CPU while another is free. */
 	if (wakeup && busy && allowed_cpu_idle(p, cpu))
@@ -833,7 +909,57 @@ static __always_inline bool waiting_on(s32 cpu)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 
-	return cctx && cctx->curr_pid && scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
+	if (!cctx || !scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
+		return false;
+	return cctx->curr_pid || cpu_held(cpu);
+}
+
+/*
+ * Work that has waited a slice behind another class's task: the first CPU
+ * that picks takes it. fair.c's balancer sees such a CPU's capacity taken
+ * (scale_rt_capacity()) and moves CFS work off it; without this a task
+ * queued behind a SCHED_FIFO spinner waits until RT throttling, or for ever.
+ */
+static bool rescue_held(s32 cpu)
+{
+	u64 now = bpf_ktime_get_ns();
+	s32 i;
+
+	bpf_for(i, 0, nr_cpus) {
+		s32 other = (cpu + 1 + i) % nr_cpus;
+		struct cpu_ctx *octx = lookup_cpu_ctx(other);
+		struct task_struct *head;
+		struct task_ctx *htctx = NULL;
+
+		if (other == cpu || !octx || !scx_bpf_dsq_nr_queued(cpu_dsq(other)))
+			continue;
+		/*
+		 * Held for a slice at least, as far as the CPUs that look can
+		 * tell (running() there clears it): a stopper thread's blip
+		 * (every affinity change runs one) moves nothing.
+		 */
+		if (!cpu_held(other)) {
+			octx->held_since = 0;
+			continue;
+		}
+		if (!octx->held_since) {
+			octx->held_since = now;
+			continue;
+		}
+		if (now - octx->held_since < slice_ns)
+			continue;
+		bpf_for_each(scx_dsq, head, cpu_dsq(other), 0) {
+			htctx = lookup_task_ctx(head);
+			break;
+		}
+		if (!htctx || now - htctx->enq_ts < slice_ns)
+			continue;
+		if (scx_bpf_dsq_move_to_local(cpu_dsq(other), 0)) {
+			stat_inc(WP_ST_HELD_RESCUED);
+			return true;
+		}
+	}
+	return false;
 }
 
 /* Pull the first waiting task that can run here, from CPUs in or out of our LLC. */
@@ -894,6 +1020,10 @@ void BPF_STRUCT_OPS(wakeplace_dispatch, s32 cpu, struct task_struct *prev)
 	if (!cctx)
 		return;
 	advance_vtime(cctx, bpf_ktime_get_ns());
+
+	/* Before keeping prev: work stuck behind another class goes first. */
+	if (cpu == bpf_get_smp_processor_id() && rescue_held(cpu))
+		return;
 
 	/*
 	 * prev's slice ran out but it is still runnable: keep it if it is still
@@ -986,6 +1116,7 @@ void BPF_STRUCT_OPS(wakeplace_running, struct task_struct *p)
 	tctx->last_cpu = cpu;
 	tctx->exec_start = now;
 	cctx->curr_pid = p->pid;
+	cctx->held_since = 0;
 	cctx->curr_deadline = tctx->deadline;
 	cctx->curr_cookie = task_cookie(p);
 	cs_place(p, tctx, cpu, false);
@@ -1105,6 +1236,36 @@ static bool asym_pull(struct task_struct *p, s32 cpu, const struct cpumask *idle
 	return true;
 }
 
+/* Wake the first idle CPU after @cpu to pull waiting work (steal()). */
+static void kick_idle_puller(s32 cpu)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	s32 i;
+
+	bpf_for(i, 0, nr_cpus) {
+		s32 other = (cpu + 1 + i) % nr_cpus;
+
+		if (other != cpu && cpu_idle_now(other, idle)) {
+			scx_bpf_kick_cpu(other, SCX_KICK_IDLE);
+			stat_inc(WP_ST_KICK_BALANCE);
+			break;
+		}
+	}
+	scx_bpf_put_idle_cpumask(idle);
+}
+
+/* Is work waiting on a CPU (other than @cpu) that another class holds? */
+static bool held_waiting(s32 cpu)
+{
+	s32 i;
+
+	bpf_for(i, 0, nr_cpus) {
+		if (i != cpu && scx_bpf_dsq_nr_queued(cpu_dsq(i)) && cpu_held(i))
+			return true;
+	}
+	return false;
+}
+
 void BPF_STRUCT_OPS(wakeplace_tick, struct task_struct *p)
 {
 	s32 cpu = scx_bpf_task_cpu(p), i, best = -1;
@@ -1123,7 +1284,7 @@ void BPF_STRUCT_OPS(wakeplace_tick, struct task_struct *p)
 	}
 
 	idle = scx_bpf_get_idle_cpumask();
-	if (asym_pull(p, cpu, idle) || !scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
+	if (asym_pull(p, cpu, idle) || (!scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) && !held_waiting(cpu)))
 		goto out;
 	/*
 	 * nohz_balancer_kick(): a busy CPU with queued work wakes an idle CPU,
@@ -1266,6 +1427,32 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(wakeplace_init)
 	return 0;
 }
 
+/*
+ * A higher class (RT, DL, stop) takes this CPU from a running sched_ext
+ * task: hand the tasks already given to it back to enqueue(), and wake an
+ * idle CPU to take what waits here.
+ */
+void BPF_STRUCT_OPS(wakeplace_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+
+	if (cctx)
+		cctx->released = 1;
+	scx_bpf_reenqueue_local();
+	if (scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
+		kick_idle_puller(cpu);
+}
+
+void BPF_STRUCT_OPS(wakeplace_cpu_acquire, s32 cpu, struct scx_cpu_acquire_args *args)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+
+	if (cctx) {
+		cctx->released = 0;
+		cctx->held_since = 0;
+	}
+}
+
 void BPF_STRUCT_OPS(wakeplace_exit, struct scx_exit_info *ei)
 {
 	UEI_RECORD(uei, ei);
@@ -1280,6 +1467,8 @@ SCX_OPS_DEFINE(wakeplace_ops,
 	       .stopping = (void *)wakeplace_stopping,
 	       .quiescent = (void *)wakeplace_quiescent,
 	       .tick = (void *)wakeplace_tick,
+	       .cpu_acquire = (void *)wakeplace_cpu_acquire,
+	       .cpu_release = (void *)wakeplace_cpu_release,
 	       .core_sched_before = (void *)wakeplace_core_sched_before,
 	       .init_task = (void *)wakeplace_init_task,
 	       .enable = (void *)wakeplace_enable,

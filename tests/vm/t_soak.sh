@@ -112,5 +112,7 @@ fi
 new_dmesg | grep -E 'rcu.*stall|soft lockup|hung_task' | head -3 | sed 's/^/  note (kernel): /'
 
 python3 soakcheck.py "$mon" "$OUT/soak-policies.txt" "$total" || fail "stats accounting check failed (BAD lines above)"
+# Informational: how often work queued behind an RT task (the FIFO churn) was moved.
+log "behind a higher class: $(python3 sumstats.py "$mon" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("held_moved=%d held_rescued=%d" % (d["held_moved"], d["held_rescued"]))')"
 stop_sched INT
 [ "$SCHED_RC" -eq 0 ] || { tail "$OUT/soak.log"; fail "loader exited $SCHED_RC after SIGINT"; }
