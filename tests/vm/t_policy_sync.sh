@@ -19,7 +19,11 @@ total=$((ROUNDS * cycles))
 # sibling idle, which the guest's own housekeeping (stats client, console)
 # spoils in a varying share of the wakeups. So the outcome is measured over
 # the wakeups in that situation, counted the same way under every variant.
-share() { echo $(( 100 * $(tot "$1" sync_sib_idle_taken) / ($(tot "$1" sync_sib_idle) + 1) )); }
+share() {
+	local d
+	d=$(tot "$1" sync_sib_idle)
+	if [ "$d" -gt 0 ]; then echo $((100 * $(tot "$1" sync_sib_idle_taken) / d)); else echo 0; fi
+}
 ss=$(share $s) ws=$(share $w)
 log "prev busy, waker's sibling idle at the wakeup: stock $(tot $s sync_sib_idle), waker-sibling $(tot $w sync_sib_idle) times"
 log "... and the wakee placed there: stock $ss%, waker-sibling $ws%"
