@@ -778,7 +778,7 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	struct cpu_ctx *cctx;
-	bool busy, wakeup = enq_flags & SCX_ENQ_WAKEUP;
+	bool busy, held, wakeup = enq_flags & SCX_ENQ_WAKEUP;
 
 	if (!tctx) {
 		scx_bpf_error("no task ctx for %s[%d]", p->comm, p->pid);
@@ -809,17 +809,19 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 	 * task re-enqueued): an idle CPU takes it, as select_idle_sibling()
 	 * skips a CPU that RT occupies (available_idle_cpu()).
 	 */
-	if (cpu_held(cpu)) {
+	tctx->enq_ts = bpf_ktime_get_ns();
+	held = cpu_held(cpu);
+	if (held) {
 		s32 idle_cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 
 		if (idle_cpu >= 0) {
 			cpu = idle_cpu;
-			migrate_accounting(p, tctx, cpu, bpf_ktime_get_ns());
+			held = false;
+			migrate_accounting(p, tctx, cpu, tctx->enq_ts);
 			stat_inc(WP_ST_HELD_MOVED);
 		}
 	}
-	tctx->enq_ts = bpf_ktime_get_ns();
-	busy = cpu_busy(cpu);
+	busy = held || cpu_busy(cpu);
 	/* Policy-independent outcome: a wakee waits on a busy CPU while another is free. */
 	if (wakeup && busy && allowed_cpu_idle(p, cpu))
 		stat_inc(WP_ST_WAKE_BUSY_IDLE);
@@ -1236,60 +1238,15 @@ static bool asym_pull(struct task_struct *p, s32 cpu, const struct cpumask *idle
 	return true;
 }
 
-/* Wake the first idle CPU after @cpu to pull waiting work (steal()). */
-static void kick_idle_puller(s32 cpu)
+/*
+ * nohz_balancer_kick(): wake an idle CPU, the first after @cpu or the
+ * highest-priority one under ITMT, to pull waiting work (steal()).
+ */
+static void kick_idle_puller(s32 cpu, const struct cpumask *idle)
 {
-	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
-	s32 i;
-
-	bpf_for(i, 0, nr_cpus) {
-		s32 other = (cpu + 1 + i) % nr_cpus;
-
-		if (other != cpu && cpu_idle_now(other, idle)) {
-			scx_bpf_kick_cpu(other, SCX_KICK_IDLE);
-			stat_inc(WP_ST_KICK_BALANCE);
-			break;
-		}
-	}
-	scx_bpf_put_idle_cpumask(idle);
-}
-
-/* Is work waiting on a CPU (other than @cpu) that another class holds? */
-static bool held_waiting(s32 cpu)
-{
-	s32 i;
-
-	bpf_for(i, 0, nr_cpus) {
-		if (i != cpu && scx_bpf_dsq_nr_queued(cpu_dsq(i)) && cpu_held(i))
-			return true;
-	}
-	return false;
-}
-
-void BPF_STRUCT_OPS(wakeplace_tick, struct task_struct *p)
-{
-	s32 cpu = scx_bpf_task_cpu(p), i, best = -1;
-	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
-	const struct cpumask *idle;
+	s32 i, best = -1;
 	u32 best_prio = 0;
 
-	if (!cctx)
-		return;
-	advance_vtime(cctx, bpf_ktime_get_ns());
-
-	/* A lazy wakeup preemption takes effect at the tick. */
-	if (cctx->resched_at_tick) {
-		cctx->resched_at_tick = 0;
-		p->scx.slice = 0;
-	}
-
-	idle = scx_bpf_get_idle_cpumask();
-	if (asym_pull(p, cpu, idle) || (!scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) && !held_waiting(cpu)))
-		goto out;
-	/*
-	 * nohz_balancer_kick(): a busy CPU with queued work wakes an idle CPU,
-	 * the highest-priority one under ITMT, to pull the work (steal()).
-	 */
 	bpf_for(i, 0, nr_cpus) {
 		s32 other = (cpu + 1 + i) % nr_cpus;
 		u32 pr;
@@ -1308,7 +1265,41 @@ void BPF_STRUCT_OPS(wakeplace_tick, struct task_struct *p)
 		scx_bpf_kick_cpu(best, SCX_KICK_IDLE);
 		stat_inc(WP_ST_KICK_BALANCE);
 	}
-out:
+}
+
+/* Is work waiting on a CPU (other than @cpu) that another class holds? */
+static bool held_waiting(s32 cpu)
+{
+	s32 i;
+
+	bpf_for(i, 0, nr_cpus) {
+		if (i != cpu && scx_bpf_dsq_nr_queued(cpu_dsq(i)) && cpu_held(i))
+			return true;
+	}
+	return false;
+}
+
+void BPF_STRUCT_OPS(wakeplace_tick, struct task_struct *p)
+{
+	s32 cpu = scx_bpf_task_cpu(p);
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+	const struct cpumask *idle;
+
+	if (!cctx)
+		return;
+	advance_vtime(cctx, bpf_ktime_get_ns());
+
+	/* A lazy wakeup preemption takes effect at the tick. */
+	if (cctx->resched_at_tick) {
+		cctx->resched_at_tick = 0;
+		p->scx.slice = 0;
+	}
+
+	idle = scx_bpf_get_idle_cpumask();
+	/* A busy CPU with queued work, or work stuck behind another class, wakes a puller. */
+	if (!asym_pull(p, cpu, idle) &&
+	    (scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) || held_waiting(cpu)))
+		kick_idle_puller(cpu, idle);
 	scx_bpf_put_idle_cpumask(idle);
 }
 
@@ -1439,8 +1430,12 @@ void BPF_STRUCT_OPS(wakeplace_cpu_release, s32 cpu, struct scx_cpu_release_args 
 	if (cctx)
 		cctx->released = 1;
 	scx_bpf_reenqueue_local();
-	if (scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
-		kick_idle_puller(cpu);
+	if (scx_bpf_dsq_nr_queued(cpu_dsq(cpu))) {
+		const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+
+		kick_idle_puller(cpu, idle);
+		scx_bpf_put_idle_cpumask(idle);
+	}
 }
 
 void BPF_STRUCT_OPS(wakeplace_cpu_acquire, s32 cpu, struct scx_cpu_acquire_args *args)

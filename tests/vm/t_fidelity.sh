@@ -22,9 +22,8 @@ cycles=${WAKEPLACE_CYCLES:-40}
 # on the last core, in both runs alike: under stock they would otherwise
 # take the idle cores the sync workload needs, more than under EEVDF, where
 # no stats are read. The workloads get every CPU back.
-ncpu=$(nproc --all)
-taskset -p -c $((ncpu - 2))-$((ncpu - 1)) $$ >/dev/null || fail "cannot pin the test's shell"
-PY="$(readlink -f "$(command -v taskset)") -c 0-$((ncpu - 1)) $(readlink -f "$(command -v python3)")"
+pin_to_last_core
+PY="$(readlink -f "$(command -v taskset)") -c $ALL_CPUS $(readlink -f "$(command -v python3)")"
 DELAYED="$PY workloads/provoke_delayed.py --cycles $cycles --home 3 --allowed 1-3 --waker 0"
 SYNC="$PY workloads/provoke_sync.py --cycles $cycles --waker 0 --hogs 2,3 --park 2"
 

@@ -10,12 +10,11 @@ cd "$(dirname "$0")"; . ./lib.sh
 cycles=${WAKEPLACE_CYCLES:-60}
 # The test's own processes (loader, stats client) stay on the last core; the
 # workload gets every CPU back (as in t_fidelity.sh).
-ncpu=$(nproc --all)
-taskset -p -c $((ncpu - 2))-$((ncpu - 1)) $$ >/dev/null || fail "cannot pin the test's shell"
+pin_to_last_core
 start_sched "$OUT/pol-sync.log"
 s=stock w=stock,sync=waker-sibling p=stock,sync=prev-sibling
 policy_rounds sync "$s $w $p" "sync_wakeups sync_on_waker sync_on_sibling sync_on_prev sync_elsewhere sync_sib_idle sync_sib_idle_taken" \
-	taskset -c 0-$((ncpu - 1)) python3 workloads/provoke_sync.py --cycles "$cycles" --waker 0 --hogs 2,3 --park 2
+	taskset -c "$ALL_CPUS" python3 workloads/provoke_sync.py --cycles "$cycles" --waker 0 --hogs 2,3 --park 2
 stop_sched INT
 total=$((ROUNDS * cycles))
 [ "$(tot $s sync_wakeups)" -ge $((total / 2)) ] || fail "stock: only $(tot $s sync_wakeups) sync wakeups with the waker alone (provocation failed)"

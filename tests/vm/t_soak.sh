@@ -113,6 +113,7 @@ new_dmesg | grep -E 'rcu.*stall|soft lockup|hung_task' | head -3 | sed 's/^/  no
 
 python3 soakcheck.py "$mon" "$OUT/soak-policies.txt" "$total" || fail "stats accounting check failed (BAD lines above)"
 # Informational: how often work queued behind an RT task (the FIFO churn) was moved.
-log "behind a higher class: $(python3 sumstats.py "$mon" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("held_moved=%d held_rescued=%d" % (d["held_moved"], d["held_rescued"]))')"
+python3 sumstats.py "$mon" >"$OUT/soak.json"
+log "behind a higher class: held_moved=$(field soak held_moved) held_rescued=$(field soak held_rescued)"
 stop_sched INT
 [ "$SCHED_RC" -eq 0 ] || { tail "$OUT/soak.log"; fail "loader exited $SCHED_RC after SIGINT"; }
