@@ -59,7 +59,7 @@ vm_suite() {
 vm_suite foundation -- tests/vm/run-all.sh t_errors.sh t_load_unload.sh t_sigkill.sh t_stress.sh t_bench.sh
 soak_s=${WAKEPLACE_SOAK_S:-60}
 vm_suite hardening --timeout $((900 + 3 * soak_s)) -- env WAKEPLACE_SOAK_S="$soak_s" \
-	tests/vm/run-all.sh t_security.sh t_hotplug.sh t_eject.sh t_rt_hold.sh t_soak.sh
+	tests/vm/run-all.sh t_security.sh t_hotplug.sh t_eject.sh t_rt_hold.sh t_migrate_disabled.sh t_soak.sh
 vm_suite policies --cpus 8 --smt 4x2 -- tests/vm/run-all.sh t_policy_delayed.sh t_policy_sync.sh t_policy_preempt.sh t_policy_asym.sh t_policy_coresched.sh t_fidelity.sh
 vm_suite nosmt --cpus 4 --no-smt -- tests/vm/run-all.sh t_policy_sync_nosmt.sh
 echo

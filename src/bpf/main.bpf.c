@@ -778,7 +778,7 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	struct cpu_ctx *cctx;
-	bool busy, held, wakeup = enq_flags & SCX_ENQ_WAKEUP;
+	bool busy, held, stuck, wakeup = enq_flags & SCX_ENQ_WAKEUP;
 
 	if (!tctx) {
 		scx_bpf_error("no task ctx for %s[%d]", p->comm, p->pid);
@@ -795,11 +795,17 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 	if (tctx->rq_cpu != cpu)
 		migrate_accounting(p, tctx, cpu, bpf_ktime_get_ns());
 	/* asym packing moved this task off its CPU at the tick: requeue it there. */
+	/*
+	 * A task preempted inside migrate_disable() is re-enqueued before the
+	 * kernel narrows its cpus_ptr: it must stay on its CPU's queue (any
+	 * other CPU moving it there gets the scheduler ejected).
+	 */
+	stuck = is_migration_disabled(p);
 	if (tctx->asym_dst >= 0) {
 		s32 dst = tctx->asym_dst;
 
 		tctx->asym_dst = -1;
-		if (bpf_cpumask_test_cpu(dst, p->cpus_ptr) && !cpu_busy(dst)) {
+		if (!stuck && bpf_cpumask_test_cpu(dst, p->cpus_ptr) && !cpu_busy(dst)) {
 			cpu = dst;
 			migrate_accounting(p, tctx, cpu, bpf_ktime_get_ns());
 		}
@@ -811,7 +817,7 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	tctx->enq_ts = bpf_ktime_get_ns();
 	held = cpu_held(cpu);
-	if (held) {
+	if (held && !stuck) {
 		s32 idle_cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 
 		if (idle_cpu >= 0) {
@@ -873,6 +879,14 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 	stat_inc(WP_ST_KICK_PREEMPT);
 }
 
+/* Whether @p, queued on @cpu's queue, may be moved to @cpu's local DSQ. */
+static bool can_run_here(struct task_struct *p, s32 cpu)
+{
+	if (scx_bpf_task_cpu(p) == cpu)
+		return true;
+	return !is_migration_disabled(p) && bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
+}
+
 /* Take the first eligible task of @cpu's queue, else its earliest deadline. */
 static bool dispatch_own(s32 cpu, struct cpu_ctx *cctx)
 {
@@ -896,6 +910,13 @@ static bool dispatch_own(s32 cpu, struct cpu_ctx *cctx)
 		if (++scanned > 8)
 			break;
 		if (!tctx || (s64)(cctx->vtime - tctx->vruntime) < 0)
+			continue;
+		/*
+		 * The kernel ejects a scheduler that moves a task to a CPU it
+		 * may not run on (task_can_run_on_remote_rq()); the head-of-queue
+		 * move below skips such a task instead.
+		 */
+		if (!can_run_here(p, cpu))
 			continue;
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
 			return true;

@@ -8,7 +8,18 @@ OUT=${WAKEPLACE_OUT:-/tmp}
 SCX=/sys/kernel/sched_ext
 
 log() { echo "  [$(date +%T)] $*"; }
-fail() { echo "  FAIL: $*"; exit 1; }
+# On a failure while a scheduler this test started is gone or disabled, say
+# why: the loader's last words and the kernel's sched_ext lines.
+fail() {
+	echo "  FAIL: $*"
+	if [ -n "${SCHED_LOG:-}" ] && [ "$(scx_state)" != enabled ]; then
+		echo "  loader log ($SCHED_LOG), last lines:"
+		tail -8 "$SCHED_LOG" | sed 's/^/    /'
+		echo "  kernel sched_ext lines since the test started:"
+		new_dmesg | grep -iE 'sched_ext|scx' | tail -12 | sed 's/^/    /'
+	fi
+	exit 1
+}
 
 scx_state() { cat $SCX/state 2>/dev/null || echo missing; }
 scx_ops() { cat $SCX/root/ops 2>/dev/null || echo none; }
@@ -30,6 +41,7 @@ start_sched() {
 	shift
 	"$BIN" "$@" >"$logf" 2>&1 &
 	SCHED_PID=$!
+	SCHED_LOG=$logf
 	if ! wait_state enabled 60; then
 		cat "$logf"
 		fail "scx_wakeplace never got enabled (state: $(scx_state))"
