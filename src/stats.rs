@@ -25,6 +25,8 @@ pub struct RawStats {
     pub pinned_lat_hist: [u64; LAT_BUCKETS],
     pub lat_max_ns: u64,
     pub lat_sum_ns: u64,
+    pub queued_max_ns: u64,
+    pub queued_max_pid: u64,
 }
 
 impl Default for RawStats {
@@ -35,6 +37,8 @@ impl Default for RawStats {
             pinned_lat_hist: [0; LAT_BUCKETS],
             lat_max_ns: 0,
             lat_sum_ns: 0,
+            queued_max_ns: 0,
+            queued_max_pid: 0,
         }
     }
 }
@@ -57,6 +61,10 @@ impl RawStats {
         }
         self.lat_max_ns = self.lat_max_ns.max(s.lat_max_ns);
         self.lat_sum_ns += s.lat_sum_ns;
+        if s.queued_max_ns > self.queued_max_ns {
+            self.queued_max_ns = s.queued_max_ns;
+            self.queued_max_pid = s.queued_max_pid;
+        }
     }
 
     fn get(&self, idx: u32) -> u64 {
@@ -76,6 +84,7 @@ impl RawStats {
             .chain([
                 (&self.lat_sum_ns, &prev.lat_sum_ns),
                 (&self.lat_max_ns, &prev.lat_max_ns),
+                (&self.queued_max_ns, &prev.queued_max_ns),
             ]);
         pairs.filter(|(c, p)| c < p).count() as u64
     }
@@ -237,6 +246,12 @@ pub struct Metrics {
     pub held_moved: u64,
     #[stat(desc = "Tasks that waited a slice behind a higher class, pulled by another CPU")]
     pub held_rescued: u64,
+    #[stat(
+        desc = "Longest a runnable task waited in the queues since load (us): what the kernel's watchdog checks"
+    )]
+    pub queued_max_ever_us: f64,
+    #[stat(desc = "... the pid of that task")]
+    pub queued_max_pid: u64,
     #[stat(desc = "Tasks woken since load (cumulative)")]
     pub wakeups_total: u64,
     #[stat(desc = "Woken tasks that then ran, since load (cumulative)")]
@@ -325,6 +340,8 @@ impl Metrics {
             woken_ran: d(i::wp_stat_idx_WP_ST_WAKE_RAN),
             held_moved: d(i::wp_stat_idx_WP_ST_HELD_MOVED),
             held_rescued: d(i::wp_stat_idx_WP_ST_HELD_RESCUED),
+            queued_max_ever_us: cur.queued_max_ns as f64 / 1000.0,
+            queued_max_pid: cur.queued_max_pid,
             wakeups_total: cur.get(i::wp_stat_idx_WP_ST_WAKEUPS),
             woken_ran_total: cur.get(i::wp_stat_idx_WP_ST_WAKE_RAN),
             counters_backwards: cur.backwards_from(prev),

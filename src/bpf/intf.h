@@ -86,6 +86,12 @@ struct wp_stats {
 	u64 lat_sum_ns;
 	/* Wake-to-run of wakees that can run on one CPU only (per-CPU kworkers). */
 	u64 pinned_lat_hist[WP_LAT_BUCKETS];
+	/*
+	 * Longest enqueue-to-run of any task (wakeup, preemption or slice
+	 * end), and whose: what the kernel's watchdog (timeout_ms) measures.
+	 */
+	u64 queued_max_ns;
+	u64 queued_max_pid;
 };
 
 /*

@@ -1144,6 +1144,16 @@ void BPF_STRUCT_OPS(wakeplace_running, struct task_struct *p)
 	cctx->curr_cookie = task_cookie(p);
 	cs_place(p, tctx, cpu, false);
 
+	if (tctx->enq_ts) {
+		u64 waited = now > tctx->enq_ts ? now - tctx->enq_ts : 0;
+		struct wp_stats *s = my_stats();
+
+		tctx->enq_ts = 0;
+		if (s && waited > s->queued_max_ns) {
+			s->queued_max_ns = waited;
+			s->queued_max_pid = p->pid;
+		}
+	}
 	if (tctx->wake_ts) {
 		u64 lat = now > tctx->wake_ts ? now - tctx->wake_ts : 0;
 		struct wp_stats *s = my_stats();

@@ -3,7 +3,7 @@
 object per line) taken through a soak. Exits non-zero, saying why, when:
 - a cumulative counter went backwards (the server's own check of every raw
   counter, `counters_backwards`, and wakeups_total / woken_ran_total /
-  lat_max_ever_us seen from here);
+  lat_max_ever_us / queued_max_ever_us seen from here);
 - an interval's delta disagrees with the step of its cumulative total;
 - a wanted policy set was in force for fewer than 3 samples;
 - too few samples or wakeups (the load did not run);
@@ -23,7 +23,7 @@ def check(rows, want, total, max_pending=64):
     back = sum(r["counters_backwards"] for r in rows)
     if back:
         bad.append(f"{back} cumulative counters went backwards")
-    for f in ("wakeups_total", "woken_ran_total", "lat_max_ever_us"):
+    for f in ("wakeups_total", "woken_ran_total", "lat_max_ever_us", "queued_max_ever_us"):
         for a, b in zip(rows, rows[1:]):
             if b[f] < a[f]:
                 bad.append(f"{f} went backwards: {a[f]} -> {b[f]}")
@@ -41,12 +41,14 @@ def check(rows, want, total, max_pending=64):
     for p in want:
         if seen.get(p, [0])[0] < 3:
             bad.append(f"policy {p} in force for only {seen.get(p, [0])[0]} samples")
-    last = rows[-1] if rows else {"wakeups_total": 0, "woken_ran_total": 0, "lat_max_ever_us": 0}
+    last = rows[-1] if rows else {"wakeups_total": 0, "woken_ran_total": 0, "lat_max_ever_us": 0,
+                                  "queued_max_ever_us": 0, "queued_max_pid": 0}
     pending = last["wakeups_total"] - last["woken_ran_total"]
     lines = [
         f"samples {len(rows)}, wakeups {last['wakeups_total']}, woken_ran "
         f"{last['woken_ran_total']}, pending {pending}, counters backwards {back}, "
-        f"wake-to-run max {last['lat_max_ever_us'] / 1000:.1f} ms"
+        f"wake-to-run max {last['lat_max_ever_us'] / 1000:.1f} ms, longest wait in a queue "
+        f"{last['queued_max_ever_us'] / 1000:.1f} ms (pid {last['queued_max_pid']})"
     ]
     for p, (k, w) in seen.items():
         lines.append(f"{p}: {k} samples, {w} wakeups")
