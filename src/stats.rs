@@ -247,6 +247,10 @@ pub struct Metrics {
     #[stat(desc = "Tasks that waited a slice behind a higher class, pulled by another CPU")]
     pub held_rescued: u64,
     #[stat(
+        desc = "Tasks queued for a quarter of the watchdog timeout (2.5 s), run ahead of deadline order"
+    )]
+    pub starved_runs: u64,
+    #[stat(
         desc = "Longest a runnable task waited in the queues since load (us): what the kernel's watchdog checks"
     )]
     pub queued_max_ever_us: f64,
@@ -340,6 +344,7 @@ impl Metrics {
             woken_ran: d(i::wp_stat_idx_WP_ST_WAKE_RAN),
             held_moved: d(i::wp_stat_idx_WP_ST_HELD_MOVED),
             held_rescued: d(i::wp_stat_idx_WP_ST_HELD_RESCUED),
+            starved_runs: d(i::wp_stat_idx_WP_ST_STARVED_RUNS),
             queued_max_ever_us: cur.queued_max_ns as f64 / 1000.0,
             queued_max_pid: cur.queued_max_pid,
             wakeups_total: cur.get(i::wp_stat_idx_WP_ST_WAKEUPS),
@@ -353,7 +358,7 @@ impl Metrics {
         writeln!(
             w,
             "[wakeplace] wake {:>6} idle-wait {:>4} stall {:>4} | lat p50 {:>7.1} p99 {:>8.1} max {:>8.1} us \
-             | migr {:>5} disp l/s/k {}/{}/{} | kick i/p/b {}/{}/{} | held moved/rescued {}/{} | sel p/t/c/s/b {}/{}/{}/{}/{}",
+             | migr {:>5} disp l/s/k {}/{}/{} | kick i/p/b {}/{}/{} | held moved/rescued {}/{} starved {} | sel p/t/c/s/b {}/{}/{}/{}/{}",
             self.wakeups,
             self.waited_while_idle,
             self.stalls,
@@ -369,6 +374,7 @@ impl Metrics {
             self.kick_balance,
             self.held_moved,
             self.held_rescued,
+            self.starved_runs,
             self.sel_prev,
             self.sel_target,
             self.sel_idle_core,

@@ -28,6 +28,13 @@ UEI_DEFINE(uei);
 /* Set by the loader before load. */
 const volatile u64 slice_ns = 3000000;
 const volatile u64 stall_ns = 500000;
+/*
+ * Starvation guard (run_starved()): a task queued this long runs next,
+ * whatever its deadline. A quarter of the kernel's watchdog timeout.
+ */
+#define WATCHDOG_TIMEOUT_MS 10000
+#define STARVE_NS (WATCHDOG_TIMEOUT_MS * 1000000ULL / 4)
+#define STARVE_SCAN_NS (50 * 1000000ULL)
 const volatile u32 nr_cpus = 1;
 const volatile u32 cpu_llc[WP_MAX_CPUS];
 const volatile u32 cpu_core[WP_MAX_CPUS];
@@ -95,6 +102,7 @@ struct cpu_ctx {
 	u64 curr_cookie;	/* core-scheduling cookie of the running task */
 	u32 released;		/* taken by a higher class (ops.cpu_release), not yet back */
 	u64 held_since;		/* first seen held by a higher class (rescue_held()), 0: not */
+	u64 starve_scan_ts;	/* last scan for starved tasks (run_starved()) */
 } __attribute__((aligned(64)));
 
 struct {
@@ -985,6 +993,39 @@ static bool rescue_held(s32 cpu)
 	return false;
 }
 
+/*
+ * Starvation guard. The kernel's watchdog ejects a scheduler that leaves a
+ * runnable task queued for timeout_ms, while EEVDF's weights alone can keep
+ * a task waiting longer (nice 19 behind nice -20 gets one slice in ~5900),
+ * above all one pinned to a CPU, which no balancing moves; fair.c has no
+ * such watchdog. So a task queued here for STARVE_NS runs next, whatever its
+ * deadline (checked every STARVE_SCAN_NS). Work queued elsewhere is another
+ * CPU's to check, or rescue_held()'s. The only departure from EEVDF order;
+ * counted in starved_runs.
+ */
+static bool run_starved(s32 cpu, struct cpu_ctx *cctx, u64 now)
+{
+	struct task_struct *p;
+	int scanned = 0;
+
+	if (now - cctx->starve_scan_ts < STARVE_SCAN_NS || !scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
+		return false;
+	cctx->starve_scan_ts = now;
+	bpf_for_each(scx_dsq, p, cpu_dsq(cpu), 0) {
+		struct task_ctx *tctx = lookup_task_ctx(p);
+
+		if (++scanned > 32)
+			break;
+		if (!tctx || !tctx->enq_ts || now - tctx->enq_ts < STARVE_NS || !can_run_here(p, cpu))
+			continue;
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
+			stat_inc(WP_ST_STARVED_RUNS);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Pull the first waiting task that can run here, from CPUs in or out of our LLC. */
 static bool steal_from(s32 cpu, bool in_llc)
 {
@@ -1044,8 +1085,12 @@ void BPF_STRUCT_OPS(wakeplace_dispatch, s32 cpu, struct task_struct *prev)
 		return;
 	advance_vtime(cctx, bpf_ktime_get_ns());
 
-	/* Before keeping prev: work stuck behind another class goes first. */
-	if (cpu == bpf_get_smp_processor_id() && rescue_held(cpu))
+	/*
+	 * Before keeping prev: work stuck behind another class goes first, and
+	 * before it a task near the watchdog's limit.
+	 */
+	if (cpu == bpf_get_smp_processor_id() &&
+	    (run_starved(cpu, cctx, bpf_ktime_get_ns()) || rescue_held(cpu)))
 		return;
 
 	/*
@@ -1501,5 +1546,5 @@ SCX_OPS_DEFINE(wakeplace_ops,
 	       .disable = (void *)wakeplace_disable,
 	       .init = (void *)wakeplace_init,
 	       .exit = (void *)wakeplace_exit,
-	       .timeout_ms = 10000,
+	       .timeout_ms = WATCHDOG_TIMEOUT_MS,
 	       .name = "wakeplace");
