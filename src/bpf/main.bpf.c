@@ -802,13 +802,13 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	if (tctx->rq_cpu != cpu)
 		migrate_accounting(p, tctx, cpu, bpf_ktime_get_ns());
-	/* asym packing moved this task off its CPU at the tick: requeue it there. */
 	/*
 	 * A task preempted inside migrate_disable() is re-enqueued before the
 	 * kernel narrows its cpus_ptr: it must stay on its CPU's queue (any
 	 * other CPU moving it there gets the scheduler ejected).
 	 */
 	stuck = is_migration_disabled(p);
+	/* asym packing moved this task off its CPU at the tick: requeue it there. */
 	if (tctx->asym_dst >= 0) {
 		s32 dst = tctx->asym_dst;
 
