@@ -5,6 +5,7 @@
 mod bpf_skel;
 pub use bpf_skel::*;
 pub mod bpf_intf;
+mod kernel;
 mod policy;
 mod prefcore;
 mod preflight;
@@ -227,7 +228,11 @@ struct Scheduler<'a> {
 }
 
 impl<'a> Scheduler<'a> {
-    fn init(opts: &Opts, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
+    fn init(
+        opts: &Opts,
+        kf: &kernel::KernelFeatures,
+        open_object: &'a mut MaybeUninit<OpenObject>,
+    ) -> Result<Self> {
         try_set_rlimit_infinity();
         let topo = Topology::new().context("reading the CPU topology")?;
         let triples: Vec<_> = topo
@@ -265,6 +270,26 @@ impl<'a> Scheduler<'a> {
         // local queue as the kernel does by default; queued wakeups are not
         // deferred (ALLOW_QUEUED_WAKEUP would change ttwu's path).
         skel.struct_ops.wakeplace_ops_mut().flags = 0;
+        // A higher class (RT, DL, stop) taking a CPU: 6.12 tells the scheduler
+        // through ops.cpu_release(), where it hands the CPU's local queue back
+        // (scx_bpf_reenqueue_local()). 7.x deprecates that op; there, with
+        // SCX_OPS_ALWAYS_ENQ_IMMED, the kernel itself hands back to
+        // ops.enqueue() any task that cannot stay on its CPU, which is the
+        // same effect. cpu_held() sees the higher class through
+        // scx_bpf_cpu_curr() on either kernel.
+        if kf.enq_immed != 0 {
+            let ops = skel.struct_ops.wakeplace_ops_mut();
+            ops.flags |= kf.enq_immed;
+            ops.cpu_release = std::ptr::null_mut();
+            ops.cpu_acquire = std::ptr::null_mut();
+            skel.progs.wakeplace_cpu_release.set_autoload(false);
+            skel.progs.wakeplace_cpu_acquire.set_autoload(false);
+        }
+        info!(
+            "kernel: Linux {}; higher-class preemption through {}",
+            kf.release,
+            kf.preemption_path()
+        );
         // ops.core_sched_before() is registered only when the coresched family
         // starts on a variant that needs it: stock (fifo) is then exactly what
         // sched_ext does without the op.
@@ -489,6 +514,8 @@ fn run(opts: Opts) -> Result<()> {
     // Overrides are checked against this machine before anything is loaded.
     prefcore::check_overrides(&opts.cpu_rank, &opts.cpu_perf, *scx_utils::NR_CPU_IDS)?;
     preflight::check_load()?;
+    let kf = kernel::KernelFeatures::probe()?;
+    kf.check_policy(&opts.policy, CORESCHED)?;
 
     if let Some(intv) = opts.stats {
         let sd = shutdown.clone();
@@ -502,7 +529,7 @@ fn run(opts: Opts) -> Result<()> {
     let mut open_object = MaybeUninit::uninit();
     let mut restarts = 0u64;
     loop {
-        let mut sched = Scheduler::init(&opts, &mut open_object)?;
+        let mut sched = Scheduler::init(&opts, &kf, &mut open_object)?;
         let uei = sched.run(shutdown.clone())?;
         drop(sched);
         if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {

@@ -9,7 +9,7 @@ pkgs=(
 	# BPF build
 	"$BPF_CLANG" llvm-19 libelf-dev zlib1g-dev libzstd-dev pkg-config build-essential
 	# kernel build (tools/vm/build-kernel.sh)
-	"$LINUX_SOURCE_PKG" flex bison bc libssl-dev dwarves cpio kmod rsync zstd xz-utils
+	"$LINUX_SOURCE_6_12" flex bison bc libssl-dev dwarves cpio kmod rsync zstd xz-utils
 	# VM (virtme-ng needs udev on the host for its virtio-serial ports)
 	qemu-system-x86 udev python3 python3-pip
 	# workloads and tracing used by tests and benchmarks

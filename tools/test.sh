@@ -2,16 +2,21 @@
 # The one test command (README "Test"; .ci/run calls exactly this):
 #   1. install what is missing (tools/setup.sh)
 #   2. cargo fmt --check, clippy -D warnings, unit + host CLI tests
-#   3. build (or reuse) the sched_ext kernel, build the scheduler
-#   4. boot the kernel under virtme-ng and run the VM suite (tests/vm/)
-# Exits non-zero on any failure. WAKEPLACE_SKIP_VM=1 stops after step 2.
+#   3. build (or reuse) the 7.3 kernel, build the scheduler
+#   4. the VM suites on both kernels, one TCG VM per host core at once:
+#      7.3 runs every suite; 6.12 (built meanwhile when not cached, on
+#      the core the 7.3 VM leaves) runs the foundation suite and the policy
+#      proofs
+# Exits non-zero on any failure. WAKEPLACE_SKIP_VM=1 stops after step 2;
+# WAKEPLACE_KERNELS="7.3" (or "6.12") runs one kernel's suites only.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 . tools/versions.env
 export BPF_CLANG
+t_start=$(date +%s)
 
-step() { echo; echo "##### $* [$(date +%T)]"; }
+step() { echo; echo "##### $* [$(date +%T), +$(($(date +%s) - t_start)) s]"; }
 
 step setup
 tools/setup.sh
@@ -22,47 +27,100 @@ cargo clippy --release --workspace --all-targets -- -D warnings
 cargo test --release --workspace
 
 [[ ${WAKEPLACE_SKIP_VM:-0} == 1 ]] && { echo "WAKEPLACE_SKIP_VM=1: VM suite skipped"; exit 0; }
-
-step "sched_ext kernel (cached after the first build)"
-kernel=$(tools/vm/build-kernel.sh | tail -1)
-echo "kernel: $kernel"
+kernels=${WAKEPLACE_KERNELS:-"7.3 6.12"}
 
 step "build scx_wakeplace and the benchmarks"
 cargo build --release --workspace
 
-# Four boots: the foundation suite on the default 2 cores x 2 threads, the
-# hardening suite (security, hotplug, ejection, soak under every preset) on
-# 2 x 2 as well, the policy proofs and the fidelity check on 4 x 2 (the sync
-# family needs an idle core besides the waker's, and spare cores make one
-# reliably idle), and the SMT-off variant (sync=waker-cpu) on 4 x 1.
-# Each prints "vm: N passed, M failed"; the total comes last.
-# WAKEPLACE_SOAK_S=200 makes the soak the long (10 min) one.
-results=${WAKEPLACE_RESULTS:-$repo/results}
-rc=0 passed=0 failed=0
-vm_suite() {
-	local name=$1 out="$results/$1" r=0
-	shift
-	step "VM suite: $name"
-	rm -rf "$out"
-	mkdir -p "$out"
-	tools/vm/run.sh --kernel "$kernel" --out "$out" "$@" | tee "$out/summary.txt" || r=${PIPESTATUS[0]}
-	local line
-	line=$(grep -E "^vm: [0-9]+ passed, [0-9]+ failed" "$out/summary.txt" | tail -1 || true)
-	if [[ -n $line ]]; then
-		passed=$((passed + $(awk '{print $2}' <<<"$line")))
-		failed=$((failed + $(awk '{print $4}' <<<"$line")))
-	else
-		failed=$((failed + 1))
-	fi
-	((r == 0)) || { echo "VM suite $name failed (exit $r); logs in $out"; rc=1; }
-}
-vm_suite foundation -- tests/vm/run-all.sh t_errors.sh t_load_unload.sh t_sigkill.sh t_stress.sh t_bench.sh
+# The first kernel is built with both cores before any VM runs; the others
+# are built (when not cached) with one core while the first kernel's VMs
+# use the other.
+first=${kernels%% *}
+step "sched_ext kernel $first (cached after the first build)"
+tools/vm/build-kernel.sh --kernel "$first" | tail -1
+
+# Suites per kernel. Foundation and hardening run on 2 cores x 2 threads; the
+# policy proofs and the fidelity check on 4 x 2 (the sync family needs an idle
+# core besides the waker's, and spare cores make one reliably idle); the
+# SMT-off variant (sync=waker-cpu) on 4 x 1. Each boot prints
+# "vm: N passed, M failed". WAKEPLACE_SOAK_S=200 makes the soak the long one.
 soak_s=${WAKEPLACE_SOAK_S:-60}
-vm_suite hardening --timeout $((900 + 3 * soak_s)) -- env WAKEPLACE_SOAK_S="$soak_s" \
-	tests/vm/run-all.sh t_security.sh t_hotplug.sh t_eject.sh t_rt_hold.sh t_migrate_disabled.sh t_soak.sh
-vm_suite policies --cpus 8 --smt 4x2 -- tests/vm/run-all.sh t_policy_delayed.sh t_policy_sync.sh t_policy_preempt.sh t_policy_asym.sh t_policy_coresched.sh t_fidelity.sh
-vm_suite nosmt --cpus 4 --no-smt -- tests/vm/run-all.sh t_policy_sync_nosmt.sh
+suites_of() {
+	case $1 in
+	7.3) echo foundation hardening policies nosmt ;;
+	*) echo foundation policies ;;
+	esac
+}
+suite_args() {
+	case $1 in
+	foundation) echo -- tests/vm/run-all.sh t_errors.sh t_load_unload.sh t_sigkill.sh t_stress.sh t_bench.sh ;;
+	hardening) echo --timeout $((900 + 3 * soak_s)) -- env WAKEPLACE_SOAK_S="$soak_s" \
+		tests/vm/run-all.sh t_security.sh t_hotplug.sh t_eject.sh t_rt_hold.sh t_migrate_disabled.sh t_soak.sh ;;
+	policies) echo --cpus 8 --smt 4x2 -- tests/vm/run-all.sh t_policy_delayed.sh t_policy_sync.sh \
+		t_policy_preempt.sh t_policy_asym.sh t_policy_coresched.sh t_fidelity.sh ;;
+	nosmt) echo --cpus 4 --no-smt -- tests/vm/run-all.sh t_policy_sync_nosmt.sh ;;
+	esac
+}
+
+results=${WAKEPLACE_RESULTS:-$repo/results}
+# One kernel's chain: its kernel (built with one core if not cached), then its
+# suites one boot after the other. Writes $results/<k>/chain.log and
+# $results/<k>/<suite>/{summary.txt,rc}.
+chain() {
+	local k=$1 kernel suite out r
+	mkdir -p "$results/$k"
+	if ! kernel=$(JOBS=1 tools/vm/build-kernel.sh --kernel "$k" | tail -1); then
+		echo "kernel $k: build failed"
+		return 1
+	fi
+	echo "kernel $k: $kernel"
+	for suite in $(suites_of "$k"); do
+		out=$results/$k/$suite
+		rm -rf "$out"
+		mkdir -p "$out"
+		echo "##### VM suite $suite on $k [$(date +%T), +$(($(date +%s) - t_start)) s]"
+		r=0
+		# shellcheck disable=SC2046 # suite_args is a word list on purpose
+		tools/vm/run.sh --kernel "$kernel" --out "$out" $(suite_args "$suite") \
+			>"$out/summary.txt" 2>&1 || r=$?
+		echo "$r" >"$out/rc"
+		grep -E "^(vm: |--- (PASS|FAIL)|FAIL)" "$out/summary.txt" | sed "s/^/  [$k $suite] /"
+	done
+}
+
+step "VM suites on: $kernels (one VM per host core)"
+pids=()
+for k in $kernels; do
+	rm -rf "${results:?}/$k"
+	mkdir -p "$results/$k"
+	chain "$k" >"$results/$k/chain.log" 2>&1 &
+	pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || true; done
+
+rc=0 passed=0 failed=0
+for k in $kernels; do
+	step "kernel $k"
+	cat "$results/$k/chain.log"
+	for suite in $(suites_of "$k"); do
+		out=$results/$k/$suite
+		echo "--- $k $suite ($out/summary.txt):"
+		cat "$out/summary.txt" 2>/dev/null || true
+		line=$(grep -E "^vm: [0-9]+ passed, [0-9]+ failed" "$out/summary.txt" 2>/dev/null | tail -1 || true)
+		if [[ -n $line ]]; then
+			passed=$((passed + $(awk '{print $2}' <<<"$line")))
+			failed=$((failed + $(awk '{print $4}' <<<"$line")))
+		else
+			failed=$((failed + 1))
+		fi
+		r=$(cat "$out/rc" 2>/dev/null || echo 1)
+		if [[ $r != 0 ]]; then
+			echo "VM suite $suite on $k failed (exit $r)"
+			rc=1
+		fi
+	done
+done
 echo
 echo "logs in $results"
-echo "total: $passed passed, $failed failed"
+echo "total: $passed passed, $failed failed, in $(($(date +%s) - t_start)) s"
 exit "$rc"

@@ -138,14 +138,17 @@ struct {
 
 /*
  * Core-scheduling fields, which exist only with CONFIG_SCHED_CORE (and are
- * missing from the generic vmlinux.h): read through CO-RE.
+ * missing from the generic vmlinux.h): read through CO-RE. core_sched_at
+ * exists up to 6.x; 7.x orders a core's candidates by runnable_at instead.
  */
 struct sched_ext_entity___cs {
 	u64 core_sched_at;
+	unsigned long runnable_at;
 } __attribute__((preserve_access_index));
 
 struct task_struct___cs {
 	unsigned long core_cookie;
+	int on_cpu;
 	struct sched_ext_entity___cs scx;
 } __attribute__((preserve_access_index));
 
@@ -158,13 +161,24 @@ static __always_inline u64 task_cookie(struct task_struct *p)
 	return t->core_cookie;
 }
 
-static __always_inline u64 task_core_sched_at(struct task_struct *p)
+/*
+ * The kernel's own order of two core-scheduling candidates when the
+ * scheduler has no ops.core_sched_before() (scx_prio_less()): does @a go
+ * before @b?
+ * - 6.12: FIFO by p->scx.core_sched_at, stamped when the task was queued
+ *   or last dispatched (kernel/sched/ext.c, touch_core_sched()).
+ * - 7.x: a running task after every waiting one, then waiting tasks by
+ *   p->scx.runnable_at, oldest first (kernel/sched/ext/ext.c, 7.3).
+ */
+static __always_inline bool kernel_core_order(struct task_struct *a, struct task_struct *b)
 {
-	struct task_struct___cs *t = (void *)p;
+	struct task_struct___cs *ta = (void *)a, *tb = (void *)b;
 
-	if (!bpf_core_field_exists(t->scx.core_sched_at))
-		return 0;
-	return t->scx.core_sched_at;
+	if (bpf_core_field_exists(ta->scx.core_sched_at))
+		return (s64)(ta->scx.core_sched_at - tb->scx.core_sched_at) < 0;
+	if (!ta->on_cpu != !tb->on_cpu)
+		return !ta->on_cpu;
+	return (long)(ta->scx.runnable_at - tb->scx.runnable_at) < 0;
 }
 
 static __always_inline struct wp_stats *my_stats(void)
@@ -310,14 +324,11 @@ static __always_inline bool cpu_held(s32 cpu)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 	struct task_struct *curr;
-	struct rq *rq;
 
 	if (cctx && cctx->released)
 		return true;
-	rq = scx_bpf_cpu_rq(cpu);
-	if (!rq)
-		return false;
-	curr = rq->curr;
+	/* scx_bpf_cpu_rq() up to 6.x, scx_bpf_cpu_curr() from 6.18 on (7.x has only this). */
+	curr = __COMPAT_scx_bpf_cpu_curr(cpu);
 	return curr && curr->prio < 100;
 }
 
@@ -1414,7 +1425,7 @@ static __always_inline u64 cs_deadline_at(struct task_struct *p, struct task_ctx
  */
 bool BPF_STRUCT_OPS(wakeplace_core_sched_before, struct task_struct *a, struct task_struct *b)
 {
-	bool fifo = (s64)(task_core_sched_at(a) - task_core_sched_at(b)) < 0, before, ea, eb;
+	bool fifo = kernel_core_order(a, b), before, ea, eb;
 	u64 now = bpf_ktime_get_ns(), pending = 0, va, vb, v;
 	struct task_ctx *ta, *tb;
 	struct core_ctx *core;

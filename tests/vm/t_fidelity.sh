@@ -46,13 +46,18 @@ traced() {
 }
 btval() { awk -v k="@$2:" '$1 == k { print $2 }' "$OUT/$1.bt" | tail -1 | grep . || echo 0; }
 
-# ENQUEUE_DELAYED is 0x200 in 6.12 (kernel/sched/sched.h).
+# ENQUEUE_DELAYED (kernel/sched/sched.h) is 0x200 in 6.12 and 0x20 in 7.3.
+case "$(uname -r)" in
+6.*) ENQUEUE_DELAYED=0x200 ;;
+*) ENQUEUE_DELAYED=0x20 ;;
+esac
+log "kernel $(uname -r): ENQUEUE_DELAYED=$ENQUEUE_DELAYED"
 WAKES='tracepoint:sched:sched_waking /args->comm == "wp-delayed"/ { @wakeups = count(); }'
 DELAYED_BT="$WAKES"'
-kprobe:enqueue_task_fair /((struct task_struct *)arg1)->comm == "wp-delayed" && (arg2 & 0x200)/ {
+kprobe:enqueue_task_fair /((struct task_struct *)arg1)->comm == "wp-delayed" && (arg2 & '$ENQUEUE_DELAYED')/ {
 	@delayed = count();
 }'
-# WF_SYNC is 0x10 in 6.12 (kernel/sched/sched.h). CPUs n and n^1 are siblings.
+# WF_SYNC is 0x10 in 6.12 and 7.3 (kernel/sched/sched.h). CPUs n and n^1 are siblings.
 SYNC_BT='kprobe:select_task_rq_fair /((struct task_struct *)arg0)->comm == "wp-sync-wakee" && (arg2 & 0x10)/ {
 	@prev_cpu[tid] = arg1 + 1;
 }

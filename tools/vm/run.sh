@@ -18,7 +18,8 @@ options:
   --smt CORESxTHREADS    topology, e.g. 2x2 (default: N/2 cores x 2 threads)
   --no-smt               N cores x 1 thread
   --memory SIZE          guest memory (default 2G)
-  --kernel PATH          bzImage (default: output of tools/vm/build-kernel.sh)
+  --kernel 7.3|6.12|PATH which kernel: a version tools/vm/build-kernel.sh builds
+                         (and caches), or a bzImage (default 7.3)
   --timeout SECS         limit per boot, boot + command (default 900)
   --boot-timeout SECS    give up on a boot that has not reached CMD (default 300)
   --retries N            boot again up to N times if CMD was never reached (default 3)
@@ -112,9 +113,9 @@ fi
 ((boot_timeout <= timeout)) || boot_timeout=$timeout
 
 command -v vng >/dev/null || { echo "run.sh: vng not found (pip install virtme-ng)" >&2; exit 2; }
-if [[ -z $kernel ]]; then
+if [[ -z $kernel || $kernel =~ ^[0-9]+\.[0-9]+$ ]]; then
 	# Builds only when not cached; prints the bzImage path on its last line.
-	kernel=$("$here/build-kernel.sh" | tail -n 1)
+	kernel=$("$here/build-kernel.sh" ${kernel:+--kernel "$kernel"} | tail -n 1)
 fi
 [[ -f $kernel ]] || { echo "run.sh: kernel not found: $kernel" >&2; exit 2; }
 kernel=$(cd "$(dirname "$kernel")" && pwd)/$(basename "$kernel")

@@ -1,0 +1,145 @@
+// What the running kernel offers the BPF side, read from its BTF before
+// anything is loaded, so that a kernel lacking something gets one line that
+// names the kernel and the feature instead of a verifier dump.
+//
+// The kernels differ where sched_ext changed between 6.12 and 7.3:
+// - the running task of a CPU: scx_bpf_cpu_rq() up to 6.x, scx_bpf_cpu_curr()
+//   from 6.18 (7.x has only the latter; the scx headers' compat wrapper picks);
+// - higher-class preemption: ops.cpu_release()/cpu_acquire() on 6.12; 7.x
+//   deprecates them and offers SCX_OPS_ALWAYS_ENQ_IMMED, under which the kernel
+//   hands a task that cannot stay on its CPU back to ops.enqueue();
+// - core scheduling's default order: p->scx.core_sched_at on 6.12,
+//   p->scx.runnable_at on 7.x (read through CO-RE on the BPF side).
+use anyhow::{bail, Result};
+use scx_utils::compat;
+
+use crate::policy::PolicySet;
+
+/// Oldest kernel the BPF side is written for (the first with sched_ext).
+const MIN_KERNEL: (u32, u32) = (6, 12);
+
+#[derive(Debug, Clone)]
+pub struct KernelFeatures {
+    /// `uname -r`.
+    pub release: String,
+    /// SCX_OPS_ALWAYS_ENQ_IMMED's value, 0 when the kernel has none.
+    pub enq_immed: u64,
+    /// Core scheduling built in (task_struct::core_cookie).
+    pub sched_core: bool,
+}
+
+/// "6.12.57+deb13" -> (6, 12).
+pub fn parse_release(release: &str) -> Option<(u32, u32)> {
+    let mut it = release.split(|c: char| !c.is_ascii_digit());
+    let major = it.next()?.parse().ok()?;
+    let minor = it.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+fn uname_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn ksym(name: &str) -> bool {
+    compat::ksym_exists(name).unwrap_or(false)
+}
+
+/// Kfuncs the BPF side calls, each with the older name the scx compat
+/// headers fall back to.
+const KFUNCS: &[(&str, &str, &str)] = &[
+    (
+        "scx_bpf_cpu_curr",
+        "scx_bpf_cpu_rq",
+        "the task running on a CPU",
+    ),
+    (
+        "scx_bpf_dsq_insert_vtime",
+        "scx_bpf_dispatch_vtime",
+        "deadline-ordered queues",
+    ),
+    (
+        "scx_bpf_dsq_move_to_local",
+        "scx_bpf_consume",
+        "taking a task from a queue",
+    ),
+    (
+        "scx_bpf_dsq_move",
+        "scx_bpf_dispatch_from_dsq",
+        "moving a queued task",
+    ),
+    (
+        "bpf_iter_scx_dsq_new",
+        "bpf_iter_scx_dsq_new",
+        "queue iterators",
+    ),
+];
+
+impl KernelFeatures {
+    pub fn probe() -> Result<Self> {
+        let release = uname_release();
+        if let Some(v) = parse_release(&release) {
+            if v < MIN_KERNEL {
+                bail!(
+                    "Linux {release} is too old: scx_wakeplace needs {}.{} or later \
+                     (the first kernels with sched_ext)",
+                    MIN_KERNEL.0,
+                    MIN_KERNEL.1
+                );
+            }
+        }
+        for (new, old, what) in KFUNCS {
+            if !ksym(new) && !ksym(old) {
+                bail!(
+                    "Linux {release} lacks {new}() ({what}), which scx_wakeplace needs; \
+                     run it on 6.12 through 7.3"
+                );
+            }
+        }
+        Ok(Self {
+            enq_immed: *compat::SCX_OPS_ALWAYS_ENQ_IMMED,
+            sched_core: compat::struct_has_field("task_struct", "core_cookie").unwrap_or(false),
+            release,
+        })
+    }
+
+    /// Policies that need something this kernel lacks.
+    pub fn check_policy(&self, p: &PolicySet, coresched: usize) -> Result<()> {
+        if p.0[coresched] != 0 && !self.sched_core {
+            bail!(
+                "coresched={} needs core scheduling, and Linux {} was built without it \
+                 (CONFIG_SCHED_CORE); use coresched=fifo or a kernel with it",
+                p.variant(coresched),
+                self.release
+            );
+        }
+        Ok(())
+    }
+
+    /// How a higher class's preemption reaches the scheduler, for the log.
+    pub fn preemption_path(&self) -> &'static str {
+        if self.enq_immed != 0 {
+            "SCX_OPS_ALWAYS_ENQ_IMMED (ops.cpu_release() is deprecated here)"
+        } else {
+            "ops.cpu_release()/cpu_acquire()"
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn releases() {
+        assert_eq!(parse_release("6.12.57+deb13-amd64"), Some((6, 12)));
+        assert_eq!(parse_release("7.3.4"), Some((7, 3)));
+        assert_eq!(parse_release("7.4.0-rc1"), Some((7, 4)));
+        assert_eq!(parse_release("6.1.0-28-amd64"), Some((6, 1)));
+        assert_eq!(parse_release("garbage"), None);
+        assert!(parse_release("6.1.0").unwrap() < MIN_KERNEL);
+        assert!(parse_release("6.12.0").unwrap() >= MIN_KERNEL);
+        assert!(parse_release("7.0.1").unwrap() >= MIN_KERNEL);
+    }
+}
