@@ -117,6 +117,11 @@ pub struct Opts {
     #[clap(long, value_name = "NAME", hide = true, value_parser = parse_comm)]
     pub debug_lose_comm: Option<String>,
 
+    /// For comparisons on 7.x: keep the deprecated ops.cpu_release()/
+    /// cpu_acquire() path instead of SCX_OPS_ALWAYS_ENQ_IMMED. Hidden.
+    #[clap(long, hide = true)]
+    pub debug_cpu_release: bool,
+
     #[clap(flatten, next_help_heading = "Libbpf Options")]
     pub libbpf: LibbpfOpts,
 }
@@ -277,7 +282,7 @@ impl<'a> Scheduler<'a> {
         // ops.enqueue() any task that cannot stay on its CPU, which is the
         // same effect. cpu_held() sees the higher class through
         // scx_bpf_cpu_curr() on either kernel.
-        if kf.enq_immed != 0 {
+        if kf.enq_immed != 0 && !opts.debug_cpu_release {
             let ops = skel.struct_ops.wakeplace_ops_mut();
             ops.flags |= kf.enq_immed;
             ops.cpu_release = std::ptr::null_mut();
@@ -288,7 +293,11 @@ impl<'a> Scheduler<'a> {
         info!(
             "kernel: Linux {}; higher-class preemption through {}",
             kf.release,
-            kf.preemption_path()
+            if opts.debug_cpu_release {
+                "ops.cpu_release()/cpu_acquire() (--debug-cpu-release)"
+            } else {
+                kf.preemption_path()
+            }
         );
         // ops.core_sched_before() is registered only when the coresched family
         // starts on a variant that needs it: stock (fifo) is then exactly what

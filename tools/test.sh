@@ -53,12 +53,12 @@ suites_of() {
 }
 suite_args() {
 	case $1 in
-	foundation) echo -- tests/vm/run-all.sh t_errors.sh t_load_unload.sh t_sigkill.sh t_stress.sh t_bench.sh ;;
-	hardening) echo --timeout $((900 + 3 * soak_s)) -- env WAKEPLACE_SOAK_S="$soak_s" \
+	foundation) echo --timeout 2400 -- tests/vm/run-all.sh t_errors.sh t_load_unload.sh t_sigkill.sh t_stress.sh t_bench.sh t_dl_server.sh ;;
+	hardening) echo --timeout $((2400 + 3 * soak_s)) -- env WAKEPLACE_SOAK_S="$soak_s" \
 		tests/vm/run-all.sh t_security.sh t_hotplug.sh t_eject.sh t_rt_hold.sh t_migrate_disabled.sh t_soak.sh ;;
-	policies) echo --cpus 8 --smt 4x2 -- tests/vm/run-all.sh t_policy_delayed.sh t_policy_sync.sh \
+	policies) echo --timeout 3000 --cpus 8 --smt 4x2 -- tests/vm/run-all.sh t_policy_delayed.sh t_policy_sync.sh \
 		t_policy_preempt.sh t_policy_asym.sh t_policy_coresched.sh t_fidelity.sh ;;
-	nosmt) echo --cpus 4 --no-smt -- tests/vm/run-all.sh t_policy_sync_nosmt.sh ;;
+	nosmt) echo --timeout 900 --cpus 4 --no-smt -- tests/vm/run-all.sh t_policy_sync_nosmt.sh ;;
 	esac
 }
 

@@ -6,6 +6,11 @@
 //! 50 ms / 1 s) should still give B's normal task a share; the seed's
 //! selftest expects about half the reservation. On 6.12 the reported share
 //! is ~0% (the bug); with the fix series ~4-5%.
+//!
+//! With a sched_ext scheduler enabled the normal spinner is a sched_ext task:
+//! from 6.18 on (7.x) the ext DL server reserves the same 50 ms / 1 s for it
+//! (/sys/kernel/debug/sched/ext_server/); 6.12 has no ext server, so nothing
+//! is reserved and no expected share is reported.
 
 use anyhow::{Context, Result};
 use clap::Parser;
@@ -22,8 +27,9 @@ use wakeplace_bench::sys;
     long_about = "CPU share of a normal spinner beside a core-sched-cookied SCHED_FIFO spinner on its SMT sibling.\n\n\
 A SCHED_FIFO (priority 1) spinner with a fresh core-scheduling cookie runs on CPU A; \
 an uncookied normal spinner runs on A's SMT sibling B. Reported: the normal spinner's \
-CPU time / wall time, next to half the fair DL server's reservation on B \
-(/sys/kernel/debug/sched/fair_server/cpuB/{runtime,period}).\n\n\
+CPU time / wall time, next to half the reservation of the DL server that serves it on B \
+(/sys/kernel/debug/sched/fair_server/cpuB/{runtime,period}; ext_server/ when a sched_ext \
+scheduler is enabled, 7.x).\n\n\
 Needs root, SMT and CONFIG_SCHED_CORE; exits 4 with one line on stderr when one is \
 missing, 1 on other errors."
 )]
@@ -56,9 +62,20 @@ fn main() {
     }
 }
 
-/// (runtime_ns, period_ns) of the fair server on `cpu`, or why not.
-fn fair_server(cpu: usize) -> std::result::Result<(u64, u64), String> {
-    let dir = format!("/sys/kernel/debug/sched/fair_server/cpu{cpu}");
+/// The DL server that serves a normal task now: "ext" while a sched_ext
+/// scheduler runs every normal task, else "fair".
+fn serving_server() -> &'static str {
+    let state = std::fs::read_to_string("/sys/kernel/sched_ext/state").unwrap_or_default();
+    if state.trim() == "enabled" {
+        "ext"
+    } else {
+        "fair"
+    }
+}
+
+/// (runtime_ns, period_ns) of DL server `server` ("fair" or "ext") on `cpu`, or why not.
+fn dl_server(server: &str, cpu: usize) -> std::result::Result<(u64, u64), String> {
+    let dir = format!("/sys/kernel/debug/sched/{server}_server/cpu{cpu}");
     if !std::path::Path::new("/sys/kernel/debug/sched").exists() {
         // debugfs may simply not be mounted; try once.
         let (src, dst, fs) = (c"none", c"/sys/kernel/debug", c"debugfs");
@@ -75,7 +92,7 @@ fn fair_server(cpu: usize) -> std::result::Result<(u64, u64), String> {
     if !std::path::Path::new(&dir).exists() {
         return Err(
             if std::path::Path::new("/sys/kernel/debug/sched").exists() {
-                format!("{dir} does not exist (kernel without the fair DL server, < 6.12?)")
+                format!("{dir} does not exist (kernel without the {server} DL server: fair < 6.12, ext < 6.18)")
             } else {
                 "/sys/kernel/debug/sched missing (debugfs not mounted, or CONFIG_SCHED_DEBUG off)"
                     .into()
@@ -130,7 +147,8 @@ fn run(a: &Args) -> Result<()> {
             _ => anyhow::bail!("prctl(PR_SCHED_CORE_GET): {e}"),
         }
     }
-    let fair = fair_server(b);
+    let server = serving_server();
+    let reservation = dl_server(server, b);
 
     let stop = Arc::new(AtomicBool::new(false));
     let go = Arc::new(Barrier::new(3));
@@ -240,11 +258,12 @@ fn run(a: &Args) -> Result<()> {
         .count("fifo_cpu_ns", f1 - f0);
     r.metric("share_pct", share)
         .metric("fifo_share_pct", (f1 - f0) as f64 / wall * 100.0);
-    match fair {
+    r.param("server", server);
+    match reservation {
         Ok((rt, per)) if per > 0 => {
             let expected = rt as f64 / per as f64 * 100.0 / 2.0;
-            r.param("fair_server_runtime_ns", rt)
-                .param("fair_server_period_ns", per);
+            r.param("server_runtime_ns", rt)
+                .param("server_period_ns", per);
             r.metric("expected_share_pct", expected)
                 .metric("share_vs_expected", share / expected);
         }
@@ -252,8 +271,8 @@ fn run(a: &Args) -> Result<()> {
             r.metric_opt("expected_share_pct", None)
                 .metric_opt("share_vs_expected", None);
             r.note(match other {
-                Err(why) => format!("no fair server reading: {why}"),
-                Ok(_) => "fair server period is 0".into(),
+                Err(why) => format!("no {server} server reading: {why}"),
+                Ok(_) => format!("{server} server period is 0"),
             });
         }
     }
