@@ -118,7 +118,8 @@ pub const FAMILIES: &[Family] = &[
             Variant {
                 name: "fifo",
                 desc: "stock sched_ext: scx_prio_less() orders the core's candidates by \
-                       core_sched_at (FIFO); idle CPUs are idle whatever their sibling runs",
+                       core_sched_at (6.12) or runnable_at, running task last (7.x); idle CPUs are \
+                       idle whatever their sibling runs",
             },
             Variant {
                 name: "deadline",

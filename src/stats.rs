@@ -230,7 +230,7 @@ pub struct Metrics {
     pub cookie_clash_avoidable: u64,
     #[stat(desc = "coresched: core-wide pick comparisons (ops.core_sched_before calls)")]
     pub cs_orderings: u64,
-    #[stat(desc = "coresched: ... answered differently from FIFO (core_sched_at) order")]
+    #[stat(desc = "coresched: ... answered differently from the kernel's own order (scx_prio_less())")]
     pub cs_not_fifo: u64,
     #[stat(
         desc = "Wakeups of tasks that can run on one CPU only (per-CPU kthreads and pinned tasks)"

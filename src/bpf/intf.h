@@ -72,7 +72,7 @@ enum wp_stat_idx {
 	WP_ST_COOKIE_CLASH,	/* wakee queued on a CPU whose SMT sibling runs another cookie */
 	WP_ST_COOKIE_CLASH_AVOIDABLE, /* ... while an allowed idle CPU without a clash existed */
 	WP_ST_CS_ORDERINGS,	/* ops.core_sched_before() calls (core-wide pick comparisons) */
-	WP_ST_CS_NOT_FIFO,	/* ... answered differently from FIFO (core_sched_at) order */
+	WP_ST_CS_NOT_FIFO,	/* ... answered differently from the kernel's own order */
 	WP_ST_WAKE_RAN,		/* woken tasks that then ran (ops.running with wake_ts set) */
 	WP_ST_HELD_MOVED,	/* tasks queued for a CPU a higher class holds, sent to an idle CPU */
 	WP_ST_HELD_RESCUED,	/* tasks that waited a slice behind a higher class, pulled by another CPU */
@@ -136,7 +136,7 @@ enum wp_preempt_variant {
 };
 
 enum wp_coresched_variant {
-	WP_CORESCHED_FIFO,	/* sched_ext default: scx_prio_less() by core_sched_at */
+	WP_CORESCHED_FIFO,	/* sched_ext default: scx_prio_less() (core_sched_at on 6.12, runnable_at on 7.x) */
 	WP_CORESCHED_DEADLINE,	/* core-wide virtual deadline (EEVDF across SMT siblings) */
 	WP_CORESCHED_COOKIE,	/* deadline + idle CPUs next to another cookie are not idle */
 };

@@ -1418,7 +1418,7 @@ static __always_inline u64 cs_deadline_at(struct task_struct *p, struct task_ctx
 /*
  * Core scheduling picks one task for a whole SMT core and asks which of two
  * candidates (on sibling threads) goes first. Stock sched_ext answers FIFO
- * by core_sched_at (scx_prio_less()); fair.c compares vruntimes normalized
+ * (scx_prio_less(), kernel_core_order()); fair.c compares vruntimes normalized
  * per runqueue (cfs_prio_less()). coresched=deadline answers as EEVDF would
  * on one runqueue for the core: eligible first, then earlier deadline, in
  * the core's virtual time.
