@@ -9,7 +9,10 @@
 //   deprecates them and offers SCX_OPS_ALWAYS_ENQ_IMMED, under which the kernel
 //   hands a task that cannot stay on its CPU back to ops.enqueue();
 // - core scheduling's default order: p->scx.core_sched_at on 6.12,
-//   p->scx.runnable_at on 7.x (read through CO-RE on the BPF side).
+//   p->scx.runnable_at on 7.x (read through CO-RE on the BPF side);
+// - preempt=lazy acting at a return to user mode needs
+//   bpf_task_work_schedule_resume() (6.18 on); 6.12 has no PREEMPT_LAZY, and
+//   there a lazy preemption waits for the tick.
 use anyhow::{bail, Result};
 use scx_utils::compat;
 
@@ -26,6 +29,9 @@ pub struct KernelFeatures {
     pub enq_immed: u64,
     /// Core scheduling built in (task_struct::core_cookie).
     pub sched_core: bool,
+    /// BPF task work (bpf_task_work_schedule_resume()): preempt=lazy can act
+    /// at a return to user mode, as PREEMPT_LAZY does.
+    pub task_work: bool,
 }
 
 /// "6.12.57+deb13" -> (6, 12).
@@ -100,6 +106,7 @@ impl KernelFeatures {
         Ok(Self {
             enq_immed: *compat::SCX_OPS_ALWAYS_ENQ_IMMED,
             sched_core: compat::struct_has_field("task_struct", "core_cookie").unwrap_or(false),
+            task_work: ksym("bpf_task_work_schedule_resume"),
             release,
         })
     }
@@ -115,6 +122,15 @@ impl KernelFeatures {
             );
         }
         Ok(())
+    }
+
+    /// Where preempt=lazy acts, for the log.
+    pub fn lazy_path(&self) -> &'static str {
+        if self.task_work {
+            "at the running task's next return to user mode (BPF task work) or tick"
+        } else {
+            "at the running task's next tick only (no bpf_task_work_schedule_resume())"
+        }
     }
 
     /// How a higher class's preemption reaches the scheduler, for the log.

@@ -291,13 +291,14 @@ impl<'a> Scheduler<'a> {
             skel.progs.wakeplace_cpu_acquire.set_autoload(false);
         }
         info!(
-            "kernel: Linux {}; higher-class preemption through {}",
+            "kernel: Linux {}; higher-class preemption through {}; lazy preemption {}",
             kf.release,
             if opts.debug_cpu_release {
                 "ops.cpu_release()/cpu_acquire() (--debug-cpu-release)"
             } else {
                 kf.preemption_path()
-            }
+            },
+            kf.lazy_path()
         );
         // ops.core_sched_before() is registered only when the coresched family
         // starts on a variant that needs it: stock (fifo) is then exactly what

@@ -222,8 +222,14 @@ pub struct Metrics {
     pub preempt_wanted: u64,
     #[stat(desc = "preempt: ... preempted at once")]
     pub preempt_at_once: u64,
-    #[stat(desc = "preempt: ... left to the running task's next tick")]
+    #[stat(desc = "preempt: ... left to the running task's next tick, and taken there")]
     pub preempt_at_tick: u64,
+    #[stat(desc = "preempt: ... lazy, acted on at a return to user mode (before the tick)")]
+    pub preempt_at_user: u64,
+    #[stat(
+        desc = "preempt: ... lazy, dropped: the running task left the CPU before a return to user or the tick"
+    )]
+    pub preempt_lazy_moot: u64,
     #[stat(desc = "coresched: wakees queued on a CPU whose SMT sibling runs another cookie")]
     pub cookie_clash: u64,
     #[stat(desc = "coresched: ... while an allowed idle CPU without such a sibling existed")]
@@ -334,6 +340,8 @@ impl Metrics {
             preempt_wanted: d(i::wp_stat_idx_WP_ST_PREEMPT_WANTED),
             preempt_at_once: d(i::wp_stat_idx_WP_ST_PREEMPT_AT_ONCE),
             preempt_at_tick: d(i::wp_stat_idx_WP_ST_PREEMPT_AT_TICK),
+            preempt_at_user: d(i::wp_stat_idx_WP_ST_PREEMPT_AT_USER),
+            preempt_lazy_moot: d(i::wp_stat_idx_WP_ST_PREEMPT_LAZY_MOOT),
             cookie_clash: d(i::wp_stat_idx_WP_ST_COOKIE_CLASH),
             cookie_clash_avoidable: d(i::wp_stat_idx_WP_ST_COOKIE_CLASH_AVOIDABLE),
             cs_orderings: d(i::wp_stat_idx_WP_ST_CS_ORDERINGS),
@@ -384,7 +392,7 @@ impl Metrics {
         writeln!(
             w,
             "            delayed w/stay/move {}/{}/{} | sync w/waker/sib/prev/else {}/{}/{}/{}/{} sib-idle/taken {}/{} \
-             | asym pulls {} | preempt want/once/tick {}/{}/{} pinned p99 {:.1} us \
+             | asym pulls {} | preempt want/once/user/tick/moot {}/{}/{}/{}/{} pinned p99 {:.1} us \
              | cookie clash/avoidable {}/{} cs-order {}/{}",
             self.delayed_wakeups,
             self.delayed_stayed,
@@ -399,7 +407,9 @@ impl Metrics {
             self.asym_pulls,
             self.preempt_wanted,
             self.preempt_at_once,
+            self.preempt_at_user,
             self.preempt_at_tick,
+            self.preempt_lazy_moot,
             self.pinned_lat_p99_us,
             self.cookie_clash,
             self.cookie_clash_avoidable,

@@ -67,7 +67,9 @@ enum wp_stat_idx {
 	/* preempt family */
 	WP_ST_PREEMPT_WANTED,	/* wakee eligible with an earlier deadline than the running task */
 	WP_ST_PREEMPT_AT_ONCE,	/* ... and the running task was preempted at once */
-	WP_ST_PREEMPT_AT_TICK,	/* ... and preemption was left to the running task's next tick */
+	WP_ST_PREEMPT_AT_TICK,	/* ... and preemption was left to, and taken at, the running task's next tick */
+	WP_ST_PREEMPT_AT_USER,	/* ... lazy preemption acted on at a return to user mode */
+	WP_ST_PREEMPT_LAZY_MOOT, /* ... lazy preemption dropped: the running task left the CPU first */
 	/* coresched family: placement next to another cookie, and core-wide ordering */
 	WP_ST_COOKIE_CLASH,	/* wakee queued on a CPU whose SMT sibling runs another cookie */
 	WP_ST_COOKIE_CLASH_AVOIDABLE, /* ... while an allowed idle CPU without a clash existed */
@@ -130,7 +132,7 @@ enum wp_asym_variant {
 };
 
 enum wp_preempt_variant {
-	WP_PREEMPT_LAZY,	/* PREEMPT_LAZY: at the running task's next tick */
+	WP_PREEMPT_LAZY,	/* PREEMPT_LAZY: at the running task's next return to user or tick */
 	WP_PREEMPT_FULL,	/* at once */
 	WP_PREEMPT_PINNED,	/* at once for single-CPU wakees, lazy otherwise */
 };

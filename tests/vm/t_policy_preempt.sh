@@ -1,17 +1,22 @@
 #!/bin/bash
-# preempt family (seed 004): a CPU-bound producer on CPU 1 signals a
-# notifier pinned to CPU 1 (a per-CPU kworker's shape), which forwards to a
-# consumer on CPU 2 (tools/bench pinned-wake). Outcome, the same under every
-# variant: the notifier's wake-to-run latency (measured by the benchmark),
-# and whether wanted preemptions happened at once or at the tick.
+# preempt family (seed 004): a producer that stays in the kernel on CPU 1
+# (long system calls, like the vhost worker) while a notifier pinned to CPU 1
+# (a per-CPU kworker's shape) is woken and forwards to a consumer on CPU 2
+# (tools/bench pinned-wake --busy kernel). A busy task in user mode would
+# reach a return to user mode at its next system call, where preempt=lazy
+# already acts (t_lazy_preempt.sh); in the kernel it waits for the tick.
+# Outcome, the same under every variant: the notifier's wake-to-run latency
+# (measured by the benchmark), and whether wanted preemptions happened at
+# once (at the wakeup), at a return to user or at the tick.
 cd "$(dirname "$0")"; . ./lib.sh
 PW="$ROOT/target/release/pinned-wake"
 [ -x "$PW" ] || fail "$PW not built"
 secs=${WAKEPLACE_SECS:-4}
 start_sched "$OUT/pol-preempt.log"
 s=stock p=stock,preempt=pinned f=stock,preempt=full
-policy_rounds preempt "$s $p $f" "preempt_wanted preempt_at_once preempt_at_tick" \
-	"$PW" --cpu 1 --consumer-cpu 2 --work-us 2000 --duration "$secs" --json
+policy_rounds preempt "$s $p $f" "preempt_wanted preempt_at_once preempt_at_user preempt_at_tick" \
+	"$PW" --busy kernel --cpu 1 --consumer-cpu 2 --waker-cpu 2 --work-us 2000 --syscall-us 20000 \
+	--duration "$secs" --json
 stop_sched INT
 [ "$(tot $s preempt_wanted)" -gt 10 ] || fail "stock: only $(tot $s preempt_wanted) wakeups wanted to preempt (provocation failed)"
 [ "$(tot $s preempt_at_once)" -eq 0 ] || fail "lazy preempted $(tot $s preempt_at_once) times at once"
