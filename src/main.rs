@@ -359,7 +359,12 @@ impl<'a> Scheduler<'a> {
             );
         }
 
-        let mut skel = scx_ops_load!(skel, wakeplace_ops, uei)?;
+        let mut skel = scx_ops_load!(skel, wakeplace_ops, uei).with_context(|| {
+            format!(
+                "the kernel refused the BPF scheduler on Linux {} (rerun with -v for libbpf's log)",
+                kf.release
+            )
+        })?;
         Self::write_policy(&mut skel, &opts.policy);
         info!("policy: {}", opts.policy);
         let struct_ops = Some(scx_ops_attach!(skel, wakeplace_ops)?);

@@ -236,7 +236,9 @@ pub struct Metrics {
     pub cookie_clash_avoidable: u64,
     #[stat(desc = "coresched: core-wide pick comparisons (ops.core_sched_before calls)")]
     pub cs_orderings: u64,
-    #[stat(desc = "coresched: ... answered differently from the kernel's own order (scx_prio_less())")]
+    #[stat(
+        desc = "coresched: ... answered differently from the kernel's own order (scx_prio_less())"
+    )]
     pub cs_not_fifo: u64,
     #[stat(
         desc = "Wakeups of tasks that can run on one CPU only (per-CPU kthreads and pinned tasks)"
@@ -256,6 +258,10 @@ pub struct Metrics {
         desc = "Tasks queued for a quarter of the watchdog timeout (2.5 s), run ahead of deadline order"
     )]
     pub starved_runs: u64,
+    #[stat(
+        desc = "Idle CPUs kicked by the lost-wakeup guard: work had waited there 20 ms with no kick"
+    )]
+    pub idle_rescue_kicks: u64,
     #[stat(
         desc = "Longest a runnable task waited in the queues since load (us): what the kernel's watchdog checks"
     )]
@@ -353,6 +359,7 @@ impl Metrics {
             held_moved: d(i::wp_stat_idx_WP_ST_HELD_MOVED),
             held_rescued: d(i::wp_stat_idx_WP_ST_HELD_RESCUED),
             starved_runs: d(i::wp_stat_idx_WP_ST_STARVED_RUNS),
+            idle_rescue_kicks: d(i::wp_stat_idx_WP_ST_IDLE_RESCUE_KICKS),
             queued_max_ever_us: cur.queued_max_ns as f64 / 1000.0,
             queued_max_pid: cur.queued_max_pid,
             wakeups_total: cur.get(i::wp_stat_idx_WP_ST_WAKEUPS),
@@ -366,7 +373,7 @@ impl Metrics {
         writeln!(
             w,
             "[wakeplace] wake {:>6} idle-wait {:>4} stall {:>4} | lat p50 {:>7.1} p99 {:>8.1} max {:>8.1} us \
-             | migr {:>5} disp l/s/k {}/{}/{} | kick i/p/b {}/{}/{} | held moved/rescued {}/{} starved {} | sel p/t/c/s/b {}/{}/{}/{}/{}",
+             | migr {:>5} disp l/s/k {}/{}/{} | kick i/p/b {}/{}/{} | held moved/rescued {}/{} starved {} idle-rescue {} | sel p/t/c/s/b {}/{}/{}/{}/{}",
             self.wakeups,
             self.waited_while_idle,
             self.stalls,
@@ -383,6 +390,7 @@ impl Metrics {
             self.held_moved,
             self.held_rescued,
             self.starved_runs,
+            self.idle_rescue_kicks,
             self.sel_prev,
             self.sel_target,
             self.sel_idle_core,

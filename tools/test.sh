@@ -53,7 +53,7 @@ suites_of() {
 }
 suite_args() {
 	case $1 in
-	foundation) echo --timeout 2400 -- tests/vm/run-all.sh t_errors.sh t_load_unload.sh t_sigkill.sh t_stress.sh t_bench.sh t_dl_server.sh ;;
+	foundation) echo --timeout 2400 -- tests/vm/run-all.sh t_errors.sh t_load_unload.sh t_sigkill.sh t_stress.sh t_bench.sh t_dl_server.sh t_lazy_preempt.sh ;;
 	hardening) echo --timeout $((2400 + 3 * soak_s)) -- env WAKEPLACE_SOAK_S="$soak_s" \
 		tests/vm/run-all.sh t_security.sh t_hotplug.sh t_eject.sh t_rt_hold.sh t_migrate_disabled.sh t_soak.sh ;;
 	policies) echo --timeout 3000 --cpus 8 --smt 4x2 -- tests/vm/run-all.sh t_policy_delayed.sh t_policy_sync.sh \
