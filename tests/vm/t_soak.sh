@@ -114,6 +114,6 @@ new_dmesg | grep -E 'rcu.*stall|soft lockup|hung_task' | head -3 | sed 's/^/  no
 python3 soakcheck.py "$mon" "$OUT/soak-policies.txt" "$total" || fail "stats accounting check failed (BAD lines above)"
 # Informational: how often work queued behind an RT task (the FIFO churn) was moved.
 python3 sumstats.py "$mon" >"$OUT/soak.json"
-log "behind a higher class: held_moved=$(field soak held_moved) held_rescued=$(field soak held_rescued); starvation guard: starved_runs=$(field soak starved_runs)"
+log "behind a higher class: held_moved=$(field soak held_moved) held_rescued=$(field soak held_rescued); starvation guard: starved_runs=$(field soak starved_runs); lost-wakeup guard: idle_rescue_kicks=$(field soak idle_rescue_kicks)"
 stop_sched INT
 [ "$SCHED_RC" -eq 0 ] || { tail "$OUT/soak.log"; fail "loader exited $SCHED_RC after SIGINT"; }

@@ -2,27 +2,15 @@
 //! one JSON object of the common shape (only the shape and the
 //! bookkeeping are checked: benchmarks are never timed tests).
 
+mod common;
+use common::count;
 use serde_json::Value;
 use std::process::Command;
 
 const HANDOFF: &str = env!("CARGO_BIN_EXE_handoff");
 
 fn run(args: &[&str]) -> Value {
-    let o = Command::new(HANDOFF)
-        .arg("--json")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = String::from_utf8(o.stdout).unwrap();
-    assert_eq!(out.trim().lines().count(), 1, "{out}");
-    serde_json::from_str(out.trim()).unwrap()
-}
-
-fn count(v: &Value, k: &str) -> u64 {
-    v["counts"][k]
-        .as_u64()
-        .unwrap_or_else(|| panic!("counts.{k}: {v}"))
+    common::run_json(HANDOFF, args)
 }
 
 #[test]

@@ -1,23 +1,15 @@
 //! pinned-wake on the host: both busy modes run briefly and print one JSON
 //! object whose bookkeeping adds up (shape only: never a timed test).
 
+mod common;
+use common::count;
 use serde_json::Value;
 use std::process::Command;
 
 const PW: &str = env!("CARGO_BIN_EXE_pinned-wake");
 
 fn run(args: &[&str]) -> Value {
-    let o = Command::new(PW).arg("--json").args(args).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = String::from_utf8(o.stdout).unwrap();
-    assert_eq!(out.trim().lines().count(), 1, "{out}");
-    serde_json::from_str(out.trim()).unwrap()
-}
-
-fn count(v: &Value, k: &str) -> u64 {
-    v["counts"][k]
-        .as_u64()
-        .unwrap_or_else(|| panic!("counts.{k}: {v}"))
+    common::run_json(PW, args)
 }
 
 /// Two CPUs if the host allows, else the same one twice.
