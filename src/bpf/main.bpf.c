@@ -148,7 +148,6 @@ struct sched_ext_entity___cs {
 
 struct task_struct___cs {
 	unsigned long core_cookie;
-	int on_cpu;
 	struct sched_ext_entity___cs scx;
 } __attribute__((preserve_access_index));
 
@@ -176,8 +175,9 @@ static __always_inline bool kernel_core_order(struct task_struct *a, struct task
 
 	if (bpf_core_field_exists(ta->scx.core_sched_at))
 		return (s64)(ta->scx.core_sched_at - tb->scx.core_sched_at) < 0;
-	if (!ta->on_cpu != !tb->on_cpu)
-		return !ta->on_cpu;
+	/* The kernel reads p->on_cpu (u8 in 7.3, int in 6.12): rq->curr == p is the same but for a switch in progress. */
+	if (scx_bpf_task_running(a) != scx_bpf_task_running(b))
+		return !scx_bpf_task_running(a);
 	return (long)(ta->scx.runnable_at - tb->scx.runnable_at) < 0;
 }
 
