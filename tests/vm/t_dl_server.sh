@@ -60,6 +60,8 @@ for v in fifo deadline cookie; do
 	if [ $has_ext_server = 1 ]; then
 		[ "$(val "$OUT/dl-$v.json" server)" = ext ] || fail "$v: cs-share did not read the ext server"
 		[ -n "$(val "$OUT/dl-$v.json" expected_share_pct)" ] || fail "$v: no ext server reservation read"
+	else
+		[ "$(val "$OUT/dl-$v.json" server)" = none ] || fail "$v: cs-share names a server this kernel lacks"
 	fi
 done
 check_no_ejection

@@ -62,19 +62,25 @@ fn main() {
     }
 }
 
-/// The DL server that serves a normal task now: "ext" while a sched_ext
-/// scheduler runs every normal task, else "fair".
+/// The DL server that serves a normal task now: "fair" under EEVDF; while a
+/// sched_ext scheduler runs every normal task, "ext" where the kernel has
+/// one (6.18 on) and "none" where it has not (6.12).
 fn serving_server() -> &'static str {
     let state = std::fs::read_to_string("/sys/kernel/sched_ext/state").unwrap_or_default();
-    if state.trim() == "enabled" {
+    if state.trim() != "enabled" {
+        "fair"
+    } else if std::path::Path::new("/sys/kernel/debug/sched/ext_server").exists() {
         "ext"
     } else {
-        "fair"
+        "none"
     }
 }
 
 /// (runtime_ns, period_ns) of DL server `server` ("fair" or "ext") on `cpu`, or why not.
 fn dl_server(server: &str, cpu: usize) -> std::result::Result<(u64, u64), String> {
+    if server == "none" {
+        return Err("no DL server reserves time for sched_ext tasks on this kernel (the ext server is 6.18+)".into());
+    }
     let dir = format!("/sys/kernel/debug/sched/{server}_server/cpu{cpu}");
     if !std::path::Path::new("/sys/kernel/debug/sched").exists() {
         // debugfs may simply not be mounted; try once.
