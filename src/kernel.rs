@@ -132,14 +132,14 @@ impl KernelFeatures {
             "at the running task's next tick only (no bpf_task_work_schedule_resume())"
         }
     }
+}
 
-    /// How a higher class's preemption reaches the scheduler, for the log.
-    pub fn preemption_path(&self) -> &'static str {
-        if self.enq_immed != 0 {
-            "SCX_OPS_ALWAYS_ENQ_IMMED (ops.cpu_release() is deprecated here)"
-        } else {
-            "ops.cpu_release()/cpu_acquire()"
-        }
+/// How a higher class's preemption reaches the scheduler, for the log.
+pub fn preemption_path(use_immed: bool) -> &'static str {
+    if use_immed {
+        "SCX_OPS_ALWAYS_ENQ_IMMED (ops.cpu_release() is deprecated here)"
+    } else {
+        "ops.cpu_release()/cpu_acquire()"
     }
 }
 

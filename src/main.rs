@@ -282,7 +282,8 @@ impl<'a> Scheduler<'a> {
         // ops.enqueue() any task that cannot stay on its CPU, which is the
         // same effect. cpu_held() sees the higher class through
         // scx_bpf_cpu_curr() on either kernel.
-        if kf.enq_immed != 0 && !opts.debug_cpu_release {
+        let use_immed = kf.enq_immed != 0 && !opts.debug_cpu_release;
+        if use_immed {
             let ops = skel.struct_ops.wakeplace_ops_mut();
             ops.flags |= kf.enq_immed;
             ops.cpu_release = std::ptr::null_mut();
@@ -293,11 +294,7 @@ impl<'a> Scheduler<'a> {
         info!(
             "kernel: Linux {}; higher-class preemption through {}; lazy preemption {}",
             kf.release,
-            if opts.debug_cpu_release {
-                "ops.cpu_release()/cpu_acquire() (--debug-cpu-release)"
-            } else {
-                kf.preemption_path()
-            },
+            kernel::preemption_path(use_immed),
             kf.lazy_path()
         );
         // ops.core_sched_before() is registered only when the coresched family
