@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Policy family "asym": ITMT priorities, and the asym packing pull.
+ */
+
+static __always_inline bool asym_active(void)
+{
+	return asym_avail && pol(WP_POL_ASYM) != WP_ASYM_OFF;
+}
+
+/* ITMT priority of @cpu under the asym variant in force; 0 when off. */
+static __always_inline u32 asym_prio(s32 cpu)
+{
+	u32 i = cpu, v = pol(WP_POL_ASYM);
+
+	if (!asym_active() || i >= WP_MAX_CPUS)
+		return 0;
+	barrier_var(i);
+	i &= WP_MAX_CPUS - 1;
+	/* perf: CPUs of equal highest_perf are equal, whatever their ranking. */
+	return v == WP_ASYM_PERF ? cpu_perf[i] : cpu_rank[i];
+}
+
+/*
+ * asym packing (sched_asym_prefer(), asym_active_balance()): an idle CPU of
+ * higher ITMT priority pulls the task running on this CPU.
+ */
+static bool asym_pull(struct task_struct *p, s32 cpu, const struct cpumask *idle)
+{
+	struct task_ctx *tctx;
+	u32 best_prio = asym_prio(cpu);
+	s32 i, best = -1;
+
+	/* A CPU without a ranking (0) takes no part in packing. */
+	if (!best_prio || p->nr_cpus_allowed == 1)
+		return false;
+	bpf_for(i, 0, nr_cpus) {
+		u32 pr;
+
+		if (i == cpu || !cpu_idle_now(i, idle) || !bpf_cpumask_test_cpu(i, p->cpus_ptr))
+			continue;
+		pr = asym_prio(i);
+		if (pr > best_prio) {
+			best_prio = pr;
+			best = i;
+		}
+	}
+	if (best < 0 || !(tctx = lookup_task_ctx(p)))
+		return false;
+	tctx->asym_dst = best;
+	p->scx.slice = 0;
+	stat_inc(WP_ST_ASYM_PULLS);
+	return true;
+}

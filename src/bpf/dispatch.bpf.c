@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ops.dispatch(): pick the next task, after pick_eevdf().
+ */
+
+/* Whether @p, queued on @cpu's queue, may be moved to @cpu's local DSQ. */
+static bool can_run_here(struct task_struct *p, s32 cpu)
+{
+	if (scx_bpf_task_cpu(p) == cpu)
+		return true;
+	return !is_migration_disabled(p) && bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
+}
+
+/* Take the first eligible task of @cpu's queue, else its earliest deadline. */
+static bool dispatch_own(s32 cpu, struct cpu_ctx *cctx)
+{
+	struct task_struct *p;
+	int scanned = 0;
+
+	/*
+	 * Under core scheduling the kernel also balances a CPU's SMT siblings
+	 * from its own balance (balance_scx()), so ops.dispatch() may run for
+	 * @cpu on another CPU. The iterator move in 6.12 (scx_dsq_move())
+	 * works on this_rq() and locks the task's rq, which shares the core
+	 * lock already held: the machine locks up (seen in the VM with two
+	 * cookied spinners on sibling threads). There, take the queue's head.
+	 */
+	if (cpu != bpf_get_smp_processor_id())
+		return scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0);
+
+	bpf_for_each(scx_dsq, p, cpu_dsq(cpu), 0) {
+		struct task_ctx *tctx = lookup_task_ctx(p);
+
+		if (++scanned > 8)
+			break;
+		if (!tctx || (s64)(cctx->vtime - tctx->vruntime) < 0)
+			continue;
+		/*
+		 * The kernel ejects a scheduler that moves a task to a CPU it
+		 * may not run on (task_can_run_on_remote_rq()); the head-of-queue
+		 * move below skips such a task instead.
+		 */
+		if (!can_run_here(p, cpu))
+			continue;
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
+			return true;
+	}
+	return scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0);
+}
+
+/*
+ * Starvation guard. The kernel's watchdog ejects a scheduler that leaves a
+ * runnable task queued for timeout_ms, while EEVDF's weights alone can keep
+ * a task waiting longer (nice 19 behind nice -20 gets one slice in ~5900),
+ * above all one pinned to a CPU, which no balancing moves; fair.c has no
+ * such watchdog. So a task queued here for STARVE_NS runs next, whatever its
+ * deadline (checked every STARVE_SCAN_NS). Work queued elsewhere is another
+ * CPU's to check, or rescue_held()'s. The only departure from EEVDF order;
+ * counted in starved_runs.
+ */
+static bool run_starved(s32 cpu, struct cpu_ctx *cctx, u64 now)
+{
+	struct task_struct *p;
+	int scanned = 0;
+
+	if (now - cctx->starve_scan_ts < STARVE_SCAN_NS || !scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
+		return false;
+	cctx->starve_scan_ts = now;
+	bpf_for_each(scx_dsq, p, cpu_dsq(cpu), 0) {
+		struct task_ctx *tctx = lookup_task_ctx(p);
+
+		if (++scanned > 32)
+			break;
+		if (!tctx || !tctx->enq_ts || now - tctx->enq_ts < STARVE_NS || !can_run_here(p, cpu))
+			continue;
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
+			stat_inc(WP_ST_STARVED_RUNS);
+			return true;
+		}
+	}
+	return false;
+}
+
+void BPF_STRUCT_OPS(wakeplace_dispatch, s32 cpu, struct task_struct *prev)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+	struct task_ctx *ptctx;
+	struct task_struct *head;
+
+	if (!cctx)
+		return;
+	advance_vtime(cctx, bpf_ktime_get_ns());
+
+	/*
+	 * Before keeping prev: work stuck behind another class goes first, and
+	 * before it a task near the watchdog's limit.
+	 */
+	if (cpu == bpf_get_smp_processor_id() &&
+	    (run_starved(cpu, cctx, bpf_ktime_get_ns()) || rescue_held(cpu)))
+		return;
+
+	/*
+	 * prev's slice ran out but it is still runnable: keep it if it is still
+	 * the earliest eligible deadline here, as pick_eevdf() would.
+	 */
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && (ptctx = lookup_task_ctx(prev))) {
+		struct task_ctx *htctx = NULL;
+		u64 now = bpf_ktime_get_ns();
+		u64 vr = ptctx->vruntime, dl = ptctx->deadline;
+
+		/* stopping() has not run yet: account prev's current run here. */
+		if (now > ptctx->exec_start)
+			vr += scale_by_weight(now - ptctx->exec_start, task_weight(prev));
+		if ((s64)(vr - dl) >= 0)
+			dl = vr + scale_by_weight(slice_ns, task_weight(prev));
+		if ((s64)(cctx->vtime - vr) < 0)
+			goto pick;
+
+		head = NULL;
+		bpf_for_each(scx_dsq, head, cpu_dsq(cpu), 0) {
+			htctx = lookup_task_ctx(head);
+			break;
+		}
+		if (!htctx || (s64)(dl - htctx->deadline) <= 0) {
+			prev->scx.slice = slice_ns;
+			stat_inc(WP_ST_DISPATCH_KEEP);
+			return;
+		}
+	}
+pick:
+
+	if (balance(cpu)) {
+		stat_inc(WP_ST_DISPATCH_STOLEN);
+		return;
+	}
+	if (scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) && dispatch_own(cpu, cctx)) {
+		stat_inc(WP_ST_DISPATCH_LOCAL);
+		return;
+	}
+	if (steal(cpu))
+		stat_inc(WP_ST_DISPATCH_STOLEN);
+}

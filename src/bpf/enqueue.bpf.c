@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ops.enqueue(): queue a task on its CPU's queue, decide wakeup preemption.
+ */
+
+static bool lose_task(struct task_struct *p)
+{
+	int i;
+
+	if (!lose_comm[0])
+		return false;
+	for (i = 0; i < 16; i++) {
+		if (p->comm[i] != lose_comm[i])
+			return false;
+		if (!lose_comm[i])
+			break;
+	}
+	return true;
+}
+
+void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	s32 cpu = scx_bpf_task_cpu(p);
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	struct cpu_ctx *cctx;
+	bool busy, held, stuck, wakeup = enq_flags & SCX_ENQ_WAKEUP;
+
+	if (!tctx) {
+		scx_bpf_error("no task ctx for %s[%d]", p->comm, p->pid);
+		return;
+	}
+	if (lose_task(p))
+		return;
+	/*
+	 * Moved without ops.runnable() (affinity change, migration by the
+	 * kernel): bring vruntime and deadline into this CPU's virtual time
+	 * before they order its queue. A deadline from another CPU's V would
+	 * starve the task (or everyone else) here.
+	 */
+	if (tctx->rq_cpu != cpu)
+		migrate_accounting(p, tctx, cpu, bpf_ktime_get_ns());
+	/*
+	 * A task preempted inside migrate_disable() is re-enqueued before the
+	 * kernel narrows its cpus_ptr: it must stay on its CPU's queue (any
+	 * other CPU moving it there gets the scheduler ejected).
+	 */
+	stuck = is_migration_disabled(p);
+	/* asym packing moved this task off its CPU at the tick: requeue it there. */
+	if (tctx->asym_dst >= 0) {
+		s32 dst = tctx->asym_dst;
+
+		tctx->asym_dst = -1;
+		if (!stuck && bpf_cpumask_test_cpu(dst, p->cpus_ptr) && !cpu_busy(dst)) {
+			cpu = dst;
+			migrate_accounting(p, tctx, cpu, bpf_ktime_get_ns());
+		}
+	}
+	/*
+	 * Queued where another class runs (a task switched to RT, a preempted
+	 * task re-enqueued): an idle CPU takes it, as select_idle_sibling()
+	 * skips a CPU that RT occupies (available_idle_cpu()).
+	 */
+	tctx->enq_ts = bpf_ktime_get_ns();
+	held = cpu_held(cpu);
+	if (held && !stuck) {
+		s32 idle_cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+
+		if (idle_cpu >= 0) {
+			cpu = idle_cpu;
+			held = false;
+			migrate_accounting(p, tctx, cpu, tctx->enq_ts);
+			stat_inc(WP_ST_HELD_MOVED);
+		}
+	}
+	busy = held || cpu_busy(cpu);
+	/* Policy-independent outcome: a wakee waits on a busy CPU while another is free. */
+	if (wakeup && busy && allowed_cpu_idle(p, cpu))
+		stat_inc(WP_ST_WAKE_BUSY_IDLE);
+	/* ... and one queued next to another cookie (core scheduling forces one idle). */
+	if (wakeup) {
+		u64 cookie = task_cookie(p);
+
+		if (cookie_clash(cookie, cpu)) {
+			stat_inc(WP_ST_COOKIE_CLASH);
+			if (cookie_free_idle_exists(p, cookie, cpu))
+				stat_inc(WP_ST_COOKIE_CLASH_AVOIDABLE);
+		}
+	}
+
+	scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), slice_ns, tctx->deadline, enq_flags);
+
+	if (!busy) {
+		if (cpu != bpf_get_smp_processor_id()) {
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+			stat_inc(WP_ST_KICK_IDLE);
+		}
+		return;
+	}
+	/*
+	 * Wakeup preemption, check_preempt_wakeup_fair(): the wakee is eligible
+	 * and has an earlier deadline than the running task, so pick_eevdf()
+	 * would choose it. The preempt family decides when that takes effect.
+	 */
+	cctx = lookup_cpu_ctx(cpu);
+	if (!wakeup || !cctx || !cctx->curr_pid || cctx->curr_pid == p->pid ||
+	    (s64)(tctx->deadline - cctx->curr_deadline) >= 0 || task_lag(tctx, cpu) < 0)
+		return;
+	stat_inc(WP_ST_PREEMPT_WANTED);
+	switch (pol(WP_POL_PREEMPT)) {
+	case WP_PREEMPT_FULL:
+		break;
+	case WP_PREEMPT_PINNED:
+		if (p->nr_cpus_allowed == 1)
+			break;
+		/* fall through */
+	default:
+		preempt_lazy(cpu, cctx);
+		return;
+	}
+	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+	stat_inc(WP_ST_PREEMPT_AT_ONCE);
+	stat_inc(WP_ST_KICK_PREEMPT);
+}

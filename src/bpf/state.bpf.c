@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * State shared by every part of the scheduler: the loader's knobs, the
+ * per-task and per-CPU contexts, the statistics, and the policy in force.
+ */
+
+UEI_DEFINE(uei);
+
+/* Set by the loader before load. */
+const volatile u64 slice_ns = 3000000;
+const volatile u64 stall_ns = 500000;
+/*
+ * Starvation guard (run_starved()): a task queued this long runs next,
+ * whatever its deadline. A quarter of the kernel's watchdog timeout.
+ */
+#define WATCHDOG_TIMEOUT_MS 10000
+#define STARVE_NS (WATCHDOG_TIMEOUT_MS * 1000000ULL / 4)
+#define STARVE_SCAN_NS (50 * 1000000ULL)
+const volatile u32 nr_cpus = 1;
+const volatile u32 cpu_llc[WP_MAX_CPUS];
+const volatile u32 cpu_core[WP_MAX_CPUS];
+const volatile bool smt_enabled;
+/* SMT siblings of each CPU (itself included), cpu_nr_sibs[] of them. */
+const volatile u32 cpu_sibs[WP_MAX_CPUS][WP_MAX_SMT];
+const volatile u32 cpu_nr_sibs[WP_MAX_CPUS];
+/*
+ * Preferred-core data for the asym family: ITMT priority (amd_pstate
+ * prefcore ranking or CPPC highest_perf, or --cpu-rank) and highest_perf.
+ * asym_avail is false when neither exists: the family is then a no-op.
+ */
+const volatile u32 cpu_rank[WP_MAX_CPUS];
+const volatile u32 cpu_perf[WP_MAX_CPUS];
+const volatile bool asym_avail;
+/*
+ * Fault injection for tests only (hidden --debug-lose-comm): enqueue drops
+ * tasks whose comm is this, so the kernel's watchdog ejects the scheduler
+ * ("runnable task stall"). Empty: off.
+ */
+const volatile char lose_comm[16];
+
+/* The variant in force for each policy family (0: stock); set at run time. */
+u32 policy[WP_POL_NR];
+
+/*
+ * Lag is clamped like fair.c's update_entity_lag(): to about two slices of
+ * service, so that a long sleeper neither hoards credit nor carries debt
+ * forever.
+ */
+#define LAG_LIMIT_NS (2 * slice_ns)
+
+struct task_ctx {
+	u64 vruntime;	/* in the virtual time of rq_cpu (or of last_cpu when asleep) */
+	u64 deadline;
+	s64 lag;	/* saved when the task leaves its runqueue */
+	u64 exec_start;
+	u64 wake_ts;	/* set on wakeup, cleared when the task first runs */
+	u64 enq_ts;	/* when the task was last queued */
+	s32 rq_cpu;	/* CPU whose sum_w holds this task's weight, -1 if none */
+	s32 last_cpu;	/* CPU the task last ran on */
+	u32 weight;	/* weight added to rq_cpu's sum_w */
+	bool blocked_ineligible; /* blocked with negative lag (DELAY_DEQUEUE's case) */
+	s32 asym_dst;	/* asym packing: CPU to requeue on at the next enqueue, or -1 */
+	/* coresched: vruntime and deadline in the virtual time of core cs_core */
+	u64 cs_vruntime;
+	u64 cs_deadline;
+	s32 cs_core;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_ctx);
+} task_ctx_stor SEC(".maps");
+
+struct cpu_ctx {
+	u64 vtime;		/* V of this CPU */
+	u64 vtime_ts;		/* when V was last advanced */
+	s64 sum_w;		/* weight queued here (updated atomically, also remotely) */
+	u64 curr_deadline;	/* deadline of the running task */
+	u32 curr_pid;		/* running task, 0 when idle */
+	u32 lazy_pending;	/* lazy preemptions wanted here and not acted on yet (preempt_lazy()) */
+	u64 curr_cookie;	/* core-scheduling cookie of the running task */
+	u32 released;		/* taken by a higher class (ops.cpu_release), not yet back */
+	u64 held_since;		/* first seen held by a higher class (rescue_held()), 0: not */
+	u64 starve_scan_ts;	/* last scan for starved tasks (run_starved()) */
+} __attribute__((aligned(64)));
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WP_MAX_CPUS);
+	__type(key, u32);
+	__type(value, struct cpu_ctx);
+} cpu_ctx_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct wp_stats);
+} stats SEC(".maps");
+
+static __always_inline struct wp_stats *my_stats(void)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&stats, &zero);
+}
+
+static __always_inline void stat_inc(enum wp_stat_idx idx)
+{
+	struct wp_stats *s = my_stats();
+
+	if (s && idx < WP_ST_NR)
+		s->cnt[idx]++;
+}
+
+/* Atomic: also called from the sleepable return-to-user callback. */
+static __always_inline void stat_add(enum wp_stat_idx idx, u64 n)
+{
+	struct wp_stats *s = my_stats();
+
+	if (s && idx < WP_ST_NR)
+		__sync_fetch_and_add(&s->cnt[idx], n);
+}
+
+static __always_inline struct cpu_ctx *lookup_cpu_ctx(s32 cpu)
+{
+	u32 key = cpu;
+
+	return bpf_map_lookup_elem(&cpu_ctx_map, &key);
+}
+
+static __always_inline struct task_ctx *lookup_task_ctx(struct task_struct *p)
+{
+	return bpf_task_storage_get(&task_ctx_stor, p, 0, 0);
+}
+
+static __always_inline u64 cpu_dsq(s32 cpu)
+{
+	return (u64)cpu;
+}
+
+static __always_inline u32 task_weight(struct task_struct *p)
+{
+	return p->scx.weight ? p->scx.weight : 1;
+}
+
+static __always_inline u32 pol(enum wp_policy_family f)
+{
+	return f < WP_POL_NR ? policy[f] : 0;
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * CPU topology (LLC, core, SMT siblings, filled in by the loader) and what a
+ * CPU is doing now: held by a higher class, busy, idle.
+ */
+
+/*
+ * Topology lookups. barrier_var() keeps clang from merging the two range
+ * checks, which would hide each index's bound from the verifier.
+ */
+static __always_inline u32 topo_of(const volatile u32 *arr, s32 cpu)
+{
+	u32 i = cpu;
+
+	if (i >= WP_MAX_CPUS)
+		return (u32)-1 - 1;
+	barrier_var(i);
+	return arr[i & (WP_MAX_CPUS - 1)];
+}
+
+static __always_inline bool same_llc(s32 a, s32 b)
+{
+	u32 la = topo_of(cpu_llc, a), lb = topo_of(cpu_llc, b);
+
+	return la == lb && la < (u32)-2;
+}
+
+static __always_inline bool same_core(s32 a, s32 b)
+{
+	u32 ca = topo_of(cpu_core, a), cb = topo_of(cpu_core, b);
+
+	return ca == cb && ca < (u32)-2;
+}
+
+/* Sibling @k of @cpu, or -1. */
+static __always_inline s32 sibling(s32 cpu, u32 k)
+{
+	u32 i = cpu;
+
+	if (i >= WP_MAX_CPUS || k >= WP_MAX_SMT)
+		return -1;
+	barrier_var(i);
+	i &= WP_MAX_CPUS - 1;
+	if (k >= cpu_nr_sibs[i])
+		return -1;
+	return cpu_sibs[i][k & (WP_MAX_SMT - 1)];
+}
+
+/*
+ * @cpu runs a task of a higher class (RT, DL, stop: prio < MAX_RT_PRIO), or
+ * was taken from sched_ext and not given back yet. Work queued there waits
+ * for that task, as a CFS task waits behind an RT one.
+ */
+static __always_inline bool cpu_held(s32 cpu)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+	struct task_struct *curr;
+
+	if (cctx && cctx->released)
+		return true;
+	/* scx_bpf_cpu_rq() up to 6.x, scx_bpf_cpu_curr() from 6.18 on (7.x has only this). */
+	curr = __COMPAT_scx_bpf_cpu_curr(cpu);
+	return curr && curr->prio < 100;
+}
+
+static __always_inline bool cpu_busy(s32 cpu)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+
+	if (scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) > 0)
+		return true;
+	if (cctx && cctx->curr_pid)
+		return true;
+	return cpu_held(cpu);
+}
+
+static __always_inline bool cpu_idle_now(s32 cpu, const struct cpumask *idle)
+{
+	return bpf_cpumask_test_cpu(cpu, idle) && !cpu_busy(cpu);
+}
+
+/* Is any CPU in @p's affinity other than @except idle right now? */
+static bool allowed_cpu_idle(struct task_struct *p, s32 except)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	bool found = false;
+	s32 cpu;
+
+	bpf_for(cpu, 0, nr_cpus) {
+		if (cpu == except)
+			continue;
+		if (cpu_idle_now(cpu, idle) && bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
+			found = true;
+			break;
+		}
+	}
+	scx_bpf_put_idle_cpumask(idle);
+	return found;
+}
