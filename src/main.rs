@@ -55,9 +55,14 @@ pub struct Opts {
     #[clap(short = 'p', long, default_value = "stock", value_parser = parse_policy)]
     pub policy: PolicySet,
 
-    /// List every policy family and variant with its source thread, and exit.
+    /// List every policy family and variant with its source thread, the code
+    /// or patch it follows and how it differs from it, and exit.
     #[clap(long)]
     pub list_policies: bool,
+
+    /// With --list-policies: print the README's markdown table instead.
+    #[clap(long, requires = "list_policies")]
+    pub markdown: bool,
 
     /// Switch the policy set of the running instance (through its stats
     /// socket, root only) and exit; loads nothing.
@@ -386,7 +391,7 @@ impl<'a> Scheduler<'a> {
 
     fn write_policy(skel: &mut BpfSkel<'_>, p: &PolicySet) {
         let bss = skel.maps.bss_data.as_mut().unwrap();
-        bss.policy.copy_from_slice(&p.0);
+        bss.policy.copy_from_slice(&p.bpf_values());
     }
 
     /// A policy switch from a client: parse, apply, report what is in force.
@@ -500,7 +505,11 @@ fn run(opts: Opts) -> Result<()> {
         return Ok(());
     }
     if opts.list_policies {
-        print!("{}", policy::describe());
+        if opts.markdown {
+            print!("{}", policy::describe_markdown());
+        } else {
+            print!("{}", policy::describe());
+        }
         return Ok(());
     }
     if let Some(spec) = &opts.set_policy {

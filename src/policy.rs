@@ -1,135 +1,340 @@
-// Policy families and variants: names, descriptions, sources, and the
-// `--policy` syntax (presets and family=variant items, later items win).
-// The numbering matches the enums in src/bpf/intf.h; variant 0 is stock.
+// Policy families and variants, defined once: names, descriptions, the code
+// or patch each follows and how it differs, from which --list-policies, the
+// README table (--list-policies --markdown) and the errors are written; and
+// the `--policy` syntax (presets and family=variant items, later items win).
+// Each entry names its src/bpf/intf.h enum value; variant 0 is stock.
 use std::fmt;
 
 use anyhow::{bail, Result};
 
+/// A mailing-list post: what a user can search lore for.
+pub struct Post {
+    pub subject: &'static str,
+    pub author: &'static str,
+    pub date: &'static str,
+    /// Message-ID, when the copy this project read has one.
+    pub msgid: Option<&'static str>,
+}
+
+impl Post {
+    fn cite_md(&self) -> String {
+        let mut s = format!("{} ({}, {})", self.subject, self.author, self.date);
+        if let Some(id) = self.msgid {
+            s.push_str(&format!(", [lore](https://lore.kernel.org/all/{id}/)"));
+        }
+        s
+    }
+
+    fn cite(&self) -> String {
+        let mut s = format!("{} ({}, {})", self.subject, self.author, self.date);
+        if let Some(id) = self.msgid {
+            s.push_str(&format!(", <{id}>"));
+        }
+        s
+    }
+}
+
+/// What a variant follows.
+pub enum Follows {
+    /// The stock kernel: the code it emulates (file, function, kernel).
+    Kernel(&'static str),
+    /// A posted patch.
+    Patch(Post),
+    /// A setting of the stock kernel (a sched_feat, a sysctl, a preemption mode).
+    Setting(&'static str),
+    /// This project's own, not in any posted patch.
+    Own(&'static str),
+}
+
+impl Follows {
+    fn cite_md(&self) -> String {
+        match self {
+            Follows::Patch(p) => format!("patch: {}", p.cite_md()),
+            _ => self.cite(),
+        }
+    }
+
+    fn cite(&self) -> String {
+        match self {
+            Follows::Kernel(s) => format!("stock kernel: {s}"),
+            Follows::Patch(p) => format!("patch: {}", p.cite()),
+            Follows::Setting(s) => format!("setting: {s}"),
+            Follows::Own(s) => format!("not from a patch: {s}"),
+        }
+    }
+}
+
 pub struct Variant {
     pub name: &'static str,
+    /// One line: what the variant does.
     pub desc: &'static str,
+    pub follows: Follows,
+    /// How the emulation differs from what it follows ("" if it does not).
+    pub differs: &'static str,
+    /// Its value in the BPF enum (src/bpf/intf.h); must equal its index.
+    pub bpf: u32,
 }
 
 pub struct Family {
     pub name: &'static str,
     pub what: &'static str,
-    pub source: &'static str,
+    /// The thread the family comes from.
+    pub thread: Post,
     pub variants: &'static [Variant],
+    /// Its value in enum wp_policy_family; must equal its index.
+    pub bpf: u32,
 }
+
+use crate::bpf_intf as i;
+
+const ITMT_REPORT: Post = Post {
+    subject: "[REPORT] sched: ITMT + DELAY_DEQUEUE: woken task waits ~1 ms behind another task \
+              on the preferred CPU while allowed CPUs are idle",
+    author: "Francesco Nigro",
+    date: "2026-11-03",
+    msgid: None,
+};
 
 pub const FAMILIES: &[Family] = &[
     Family {
         name: "delayed",
         what: "wakeup of a task that blocked while ineligible (DELAY_DEQUEUE) and is still queued",
-        source: "seed 000: LKML report on ITMT + DELAY_DEQUEUE stalls (7950X)",
+        thread: ITMT_REPORT,
+        bpf: i::wp_policy_family_WP_POL_DELAYED,
         variants: &[
             Variant {
                 name: "requeue",
-                desc: "stock: ttwu_runnable() requeues it on its old CPU, no CPU selection",
+                desc:
+                    "ttwu_runnable() requeues it on its old CPU (ENQUEUE_DELAYED), no CPU selection",
+                follows: Follows::Kernel("core.c ttwu_runnable(), 6.12 and 7.3"),
+                differs: "",
+                bpf: i::wp_delayed_variant_WP_DELAYED_REQUEUE,
             },
             Variant {
                 name: "migrate",
-                desc: "Zijlstra, [PATCH v2 11/12] sched: Change ttwu_runnable() vs sched_delayed: \
-                       dequeue it and go through CPU selection",
+                desc: "ttwu_runnable() dequeues it and the wakeup goes through CPU selection",
+                follows: Follows::Patch(Post {
+                    subject: "[PATCH v2 11/12] sched: Change ttwu_runnable() vs sched_delayed",
+                    author: "Peter Zijlstra",
+                    date: "2025-07-02",
+                    msgid: Some("20250702121159.535226098@infradead.org"),
+                }),
+                differs: "",
+                bpf: i::wp_delayed_variant_WP_DELAYED_MIGRATE,
             },
             Variant {
                 name: "migrate-if-busy",
-                desc: "Galbraith, sched/fair: Dequeue sched_delayed tasks when waking to a busy \
-                       CPU: select only if the old CPU runs something else and the task may move",
+                desc:
+                    "dequeue and select only if the old CPU runs something else and the task may \
+                       move (V1's condition)",
+                follows: Follows::Patch(Post {
+                    subject: "[PATCH V2] sched/fair: Dequeue sched_delayed tasks when waking to a \
+                              busy CPU",
+                    author: "Mike Galbraith",
+                    date: "2024-11-23",
+                    msgid: Some("bf4f50886c462ee1f33cc404843944fea4817616.camel@gmx.de"),
+                }),
+                differs: "implements V1 (2024-11-08, \
+                          <750542452c4f852831e601e1b8de40df4b108d9a.camel@gmx.de>): V2's buddy \
+                          exemption (rq->curr->last_wakee == p || p->last_wakee == rq->curr) is \
+                          missing",
+                bpf: i::wp_delayed_variant_WP_DELAYED_MIGRATE_IF_BUSY,
             },
             Variant {
                 name: "off",
-                desc: "NO_DELAY_DEQUEUE: never delayed; lag saved when the task blocks",
+                desc: "never delayed; the lag is saved when the task blocks",
+                follows: Follows::Setting("NO_DELAY_DEQUEUE (/sys/kernel/debug/sched/features)"),
+                differs: "",
+                bpf: i::wp_delayed_variant_WP_DELAYED_OFF,
             },
         ],
     },
     Family {
         name: "sync",
         what: "WF_SYNC wakeup while the waker runs alone on its CPU",
-        source: "seed 002: [PATCH] sched/fair: Let sync wakeups target the waker's core",
+        thread: Post {
+            subject: "[PATCH] sched/fair: Let sync wakeups target the waker's core",
+            author: "Madadi Vineeth Reddy",
+            date: "2026-08-01",
+            msgid: Some("20260801035532.260625-1-vineethr@linux.ibm.com"),
+        },
+        bpf: i::wp_policy_family_WP_POL_SYNC,
         variants: &[
             Variant {
                 name: "sis",
-                desc: "stock: select_idle_sibling() counts the waker's CPU as busy",
+                desc: "select_idle_sibling() counts the waker's CPU as busy",
+                follows: Follows::Kernel(
+                    "fair.c select_task_rq_fair() -> wake_affine_idle() -> select_idle_sibling(), \
+                     6.12 and 7.3",
+                ),
+                differs: "no recent_used_cpu step, no wake_wide(), no SIS_UTIL scan limit; an \
+                          idle core is looked for whenever SMT is on (fair.c: only when \
+                          test_idle_cores())",
+                bpf: i::wp_sync_variant_WP_SYNC_SIS,
             },
             Variant {
                 name: "waker-sibling",
-                desc: "Reddy: the waker's core is an idle-core candidate (wakee on its sibling); \
-                       no-op without an idle core, with SMT off, or when prev is idle",
+                desc: "the waker's core is an idle-core candidate, so the wakee lands on its \
+                       sibling",
+                follows: Follows::Patch(Post {
+                    subject: "[PATCH] sched/fair: Let sync wakeups target the waker's core",
+                    author: "Madadi Vineeth Reddy",
+                    date: "2026-08-01",
+                    msgid: Some("20260801035532.260625-1-vineethr@linux.ibm.com"),
+                }),
+                differs: "scans for an idle core even when none exists (the patch acts only under \
+                          test_idle_cores()), so it fires under load where the patch is a no-op; \
+                          not applied when the waker's CPU is prev",
+                bpf: i::wp_sync_variant_WP_SYNC_WAKER_SIBLING,
             },
             Variant {
                 name: "waker-cpu",
-                desc:
-                    "Kaushik v3: return the waker's CPU from the wake-affine branch, SMT off only",
+                desc: "return the waker's CPU before select_idle_sibling(), only without SMT",
+                follows: Follows::Patch(Post {
+                    subject: "[PATCH v3] sched/fair: Prefer waker CPU for non-SMT reciprocal sync \
+                              wakeups",
+                    author: "Shubhang Kaushik",
+                    date: "2026-07-27",
+                    msgid: Some("20260727-b4-sched-sync-wakeup-v3-1-90cf481dbd85@gentwo.org"),
+                }),
+                differs: "the patch text was not available, only its thread: the reciprocal-pair \
+                          (last_wakee) condition is missing",
+                bpf: i::wp_sync_variant_WP_SYNC_WAKER_CPU,
             },
             Variant {
                 name: "prev-sibling",
-                desc:
-                    "Prateek: with no idle core, an idle sibling of prev, else stack on the waker",
+                desc: "with no idle core, an idle sibling of prev, else stack on the waker",
+                follows: Follows::Patch(Post {
+                    subject: "Re: [PATCH v3] sched/fair: Prefer waker CPU for non-SMT reciprocal \
+                              sync wakeups",
+                    author: "K Prateek Nayak",
+                    date: "2026-07-30",
+                    msgid: Some("f3d5530f-3811-42af-8c34-c40cf314deed@amd.com"),
+                }),
+                differs: "the diff was not available, only its description: acts after a failed \
+                          idle-core scan (the proposal: under !has_idle_core), and stacks without \
+                          its p->last_wakee == current test",
+                bpf: i::wp_sync_variant_WP_SYNC_PREV_SIBLING,
             },
         ],
     },
     Family {
         name: "asym",
         what: "preferred-core (ITMT) priorities in balancing",
-        source: "seed 000: rankings differ among CPUs of equal highest_perf",
+        thread: ITMT_REPORT,
+        bpf: i::wp_policy_family_WP_POL_ASYM,
         variants: &[
             Variant {
                 name: "rank",
-                desc: "stock ITMT: priority = preferred-core ranking; higher-priority idle CPUs \
-                       pull work (asym packing, nohz kick)",
+                desc: "priority = preferred-core ranking; higher-priority idle CPUs pull work \
+                       (asym packing, nohz kick)",
+                follows: Follows::Kernel(
+                    "sched.h sched_asym_prefer(), fair.c asym_active_balance(), x86 \
+                     arch_asym_cpu_priority(), 6.12 and 7.3",
+                ),
+                differs: "pulls tried at every tick, not per balance interval; under SMT the \
+                          destination core need not be idle",
+                bpf: i::wp_asym_variant_WP_ASYM_RANK,
             },
             Variant {
                 name: "perf",
-                desc: "priority = highest_perf: CPUs of equal performance are equal whatever \
-                       their ranking",
+                desc:
+                    "priority = highest_perf: CPUs of equal performance are equal whatever their \
+                       ranking",
+                follows: Follows::Own("the report's observation, no patch was posted"),
+                differs: "",
+                bpf: i::wp_asym_variant_WP_ASYM_PERF,
             },
             Variant {
                 name: "off",
-                desc: "sched_itmt_enabled=0: no priorities",
+                desc: "no priorities",
+                follows: Follows::Setting("sysctl kernel.sched_itmt_enabled=0"),
+                differs: "",
+                bpf: i::wp_asym_variant_WP_ASYM_OFF,
             },
         ],
     },
     Family {
         name: "preempt",
         what: "when a wakee that should preempt the running task gets the CPU",
-        source: "seed 004: Re: [PATCH] sched: Further restrict the preemption modes (kworkers)",
+        thread: Post {
+            subject: "Re: [PATCH] sched: Further restrict the preemption modes",
+            author: "Ciunas Bennett",
+            date: "2026-06-05",
+            msgid: Some("6c3fbb6d-d4e1-4984-b584-c067be844098@linux.ibm.com"),
+        },
+        bpf: i::wp_policy_family_WP_POL_PREEMPT,
         variants: &[
             Variant {
                 name: "lazy",
-                desc: "stock PREEMPT_LAZY: at the running task's next tick",
+                desc: "at the running task's next return to user mode or tick, whichever comes \
+                       first",
+                follows: Follows::Kernel(
+                    "PREEMPT_LAZY: core.c resched_curr_lazy(), sched_tick(); entry/common.c \
+                     exit_to_user_mode_loop(), 7.3",
+                ),
+                differs: "a wakeup from another CPU waits for the tick (the kernel also acts at \
+                          that CPU's next return to user from an interrupt); on 6.12, tick only",
+                bpf: i::wp_preempt_variant_WP_PREEMPT_LAZY,
             },
             Variant {
                 name: "full",
-                desc: "PREEMPT_FULL: at once",
+                desc: "at once",
+                follows: Follows::Setting("preempt=full"),
+                differs: "",
+                bpf: i::wp_preempt_variant_WP_PREEMPT_FULL,
             },
             Variant {
                 name: "pinned",
-                desc: "at once for wakees that can run on one CPU only (per-CPU kworkers), \
-                       lazy otherwise",
+                desc: "at once for wakees that can run on one CPU only (per-CPU kworkers), lazy \
+                       otherwise",
+                follows: Follows::Own(
+                    "the thread's fix moves the work to an unbound workqueue; no scheduler patch \
+                     was posted",
+                ),
+                differs: "",
+                bpf: i::wp_preempt_variant_WP_PREEMPT_PINNED,
             },
         ],
     },
     Family {
         name: "coresched",
         what: "core scheduling (cookies): which SMT sibling's task runs, and wakeup placement",
-        source: "seed 003 (core scheduling, DL server starvation), beyond the thread",
+        thread: Post {
+            subject: "[PATCH 0/5] sched: Fix DL server starvation under core scheduling",
+            author: "Fernand Sieber",
+            date: "2026-11-12",
+            msgid: None,
+        },
+        bpf: i::wp_policy_family_WP_POL_CORESCHED,
         variants: &[
             Variant {
                 name: "fifo",
-                desc: "stock sched_ext: scx_prio_less() orders the core's candidates by \
-                       core_sched_at (6.12) or runnable_at, running task last (7.x); idle CPUs are \
-                       idle whatever their sibling runs",
+                desc: "the core's candidates by core_sched_at (6.12) or runnable_at, running task \
+                       last (7.x); idle CPUs are idle whatever their sibling runs",
+                follows: Follows::Kernel("ext.c scx_prio_less(), 6.12 and 7.3 (sched_ext's own)"),
+                differs: "",
+                bpf: i::wp_coresched_variant_WP_CORESCHED_FIFO,
             },
             Variant {
                 name: "deadline",
                 desc: "ops.core_sched_before() by virtual deadline in the core's virtual time \
-                       (EEVDF across the SMT threads: shares follow weights)",
+                       (EEVDF across the SMT threads)",
+                follows: Follows::Own("beyond the thread, which fixes the DL servers"),
+                differs: "",
+                bpf: i::wp_coresched_variant_WP_CORESCHED_DEADLINE,
             },
             Variant {
                 name: "cookie",
-                desc: "deadline, and an idle CPU whose sibling runs another cookie is not idle \
-                       for the wakee (fair.c's __select_idle_cpu() cookie match)",
+                desc:
+                    "deadline, and an idle CPU whose sibling runs another cookie is not idle for \
+                       the wakee",
+                follows: Follows::Own(
+                    "beyond the thread; after fair.c __select_idle_cpu() -> \
+                     sched_cpu_cookie_match()",
+                ),
+                differs: "",
+                bpf: i::wp_coresched_variant_WP_CORESCHED_COOKIE,
             },
         ],
     },
@@ -223,6 +428,16 @@ impl PolicySet {
         Ok(s)
     }
 
+    /// What the BPF program's policy[] holds: each family's variant as its
+    /// intf.h enum value.
+    pub fn bpf_values(&self) -> [u32; FAMILIES.len()] {
+        let mut out = [0; FAMILIES.len()];
+        for (f, fam) in FAMILIES.iter().enumerate() {
+            out[fam.bpf as usize] = fam.variants[self.0[f] as usize].bpf;
+        }
+        out
+    }
+
     pub fn variant(&self, family: usize) -> &'static str {
         FAMILIES[family].variants[self.0[family] as usize].name
     }
@@ -259,13 +474,51 @@ pub fn describe() -> String {
     out.push_str(")\n");
     for f in FAMILIES {
         out.push_str(&format!(
-            "\n{}: {}\n  source: {}\n",
-            f.name, f.what, f.source
+            "\n{}: {}\n  thread: {}\n",
+            f.name,
+            f.what,
+            f.thread.cite()
         ));
-        for v in f.variants {
+        for (k, v) in f.variants.iter().enumerate() {
             let item = format!("{}={}", f.name, v.name);
-            out.push_str(&format!("  {item:<24} {}\n", v.desc));
+            let stock = if k == 0 { " (stock)" } else { "" };
+            out.push_str(&format!("  {item}{stock}: {}\n", v.desc));
+            out.push_str(&format!("      {}\n", v.follows.cite()));
+            if !v.differs.is_empty() {
+                out.push_str(&format!("      differs: {}\n", v.differs));
+            }
         }
+    }
+    out
+}
+
+/// `--list-policies --markdown`: the README's policy table (a test checks
+/// that the README holds exactly this).
+pub fn describe_markdown() -> String {
+    let cell = |s: &str| s.replace('|', "\\|");
+    let mut out = String::from(
+        "| family | variant | what it does | follows | differs from it |\n|---|---|---|---|---|\n",
+    );
+    for f in FAMILIES {
+        for (k, v) in f.variants.iter().enumerate() {
+            let fam = if k == 0 {
+                format!("{} ({})", f.name, cell(f.what))
+            } else {
+                String::new()
+            };
+            let stock = if k == 0 { " (stock)" } else { "" };
+            out.push_str(&format!(
+                "| {fam} | `{}`{stock} | {} | {} | {} |\n",
+                v.name,
+                cell(v.desc),
+                cell(&v.follows.cite_md()),
+                cell(v.differs)
+            ));
+        }
+    }
+    out.push_str("\nThreads:\n\n");
+    for f in FAMILIES {
+        out.push_str(&format!("- {}: {}\n", f.name, f.thread.cite_md()));
     }
     out
 }
@@ -273,62 +526,16 @@ pub fn describe() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bpf_intf as i;
 
     #[test]
     fn indices_match_the_bpf_enums() {
         assert_eq!(FAMILIES.len(), i::wp_policy_family_WP_POL_NR as usize);
-        assert_eq!(
-            FAMILIES[i::wp_policy_family_WP_POL_DELAYED as usize].name,
-            "delayed"
-        );
-        assert_eq!(
-            FAMILIES[i::wp_policy_family_WP_POL_SYNC as usize].name,
-            "sync"
-        );
-        assert_eq!(
-            FAMILIES[i::wp_policy_family_WP_POL_ASYM as usize].name,
-            "asym"
-        );
-        assert_eq!(
-            FAMILIES[i::wp_policy_family_WP_POL_PREEMPT as usize].name,
-            "preempt"
-        );
-        let d = &FAMILIES[0].variants;
-        assert_eq!(
-            d[i::wp_delayed_variant_WP_DELAYED_MIGRATE_IF_BUSY as usize].name,
-            "migrate-if-busy"
-        );
-        assert_eq!(d[i::wp_delayed_variant_WP_DELAYED_OFF as usize].name, "off");
-        let s = &FAMILIES[1].variants;
-        assert_eq!(
-            s[i::wp_sync_variant_WP_SYNC_WAKER_SIBLING as usize].name,
-            "waker-sibling"
-        );
-        assert_eq!(
-            s[i::wp_sync_variant_WP_SYNC_PREV_SIBLING as usize].name,
-            "prev-sibling"
-        );
-        let a = &FAMILIES[2].variants;
-        assert_eq!(a[i::wp_asym_variant_WP_ASYM_PERF as usize].name, "perf");
-        let p = &FAMILIES[3].variants;
-        assert_eq!(
-            p[i::wp_preempt_variant_WP_PREEMPT_PINNED as usize].name,
-            "pinned"
-        );
-        assert_eq!(
-            FAMILIES[i::wp_policy_family_WP_POL_CORESCHED as usize].name,
-            "coresched"
-        );
-        let c = &FAMILIES[4].variants;
-        assert_eq!(
-            c[i::wp_coresched_variant_WP_CORESCHED_DEADLINE as usize].name,
-            "deadline"
-        );
-        assert_eq!(
-            c[i::wp_coresched_variant_WP_CORESCHED_COOKIE as usize].name,
-            "cookie"
-        );
+        for (k, f) in FAMILIES.iter().enumerate() {
+            assert_eq!(f.bpf as usize, k, "family {}", f.name);
+            for (j, v) in f.variants.iter().enumerate() {
+                assert_eq!(v.bpf as usize, j, "{}={}", f.name, v.name);
+            }
+        }
     }
 
     #[test]
@@ -373,10 +580,17 @@ mod tests {
     }
 
     #[test]
+    fn no_internal_names() {
+        for text in [describe(), describe_markdown()] {
+            assert!(!text.to_lowercase().contains("seed"), "{text}");
+        }
+    }
+
+    #[test]
     fn description_lists_everything() {
         let d = describe();
         for f in FAMILIES {
-            assert!(d.contains(f.source));
+            assert!(d.contains(f.thread.subject));
             for v in f.variants {
                 assert!(d.contains(&format!("{}={}", f.name, v.name)));
             }

@@ -1,6 +1,6 @@
 // Preferred-core data for the asym policy family: per-CPU ITMT ranking and
 // highest_perf, read from sysfs and overridable on the command line (a VM has
-// no CPPC, so the 7950X case of seed 000 is reproduced by overrides).
+// no CPPC, so the 7950X of the ITMT + DELAY_DEQUEUE report is reproduced by overrides).
 //
 // sysfs, per CPU N under /sys/devices/system/cpu/cpuN/:
 // - ranking: cpufreq/amd_pstate_prefcore_ranking (AMD preferred cores);

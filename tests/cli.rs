@@ -98,3 +98,28 @@ fn refuses_without_sched_ext_or_root() {
     assert_eq!(rc, 1, "{err}");
     assert!(err.contains("no sched_ext"), "{err}");
 }
+
+/// The README's policy table is exactly --list-policies --markdown (one
+/// source of truth: src/policy.rs). Regenerate with
+/// `tools/readme-policies.sh`.
+#[test]
+fn readme_policy_table_is_generated() {
+    let (rc, table, _) = run(&["--list-policies", "--markdown"]);
+    assert_eq!(rc, 0);
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("read README.md");
+    let begin = "<!-- policy table: written by `scx_wakeplace --list-policies --markdown`; \
+                 tests/cli.rs checks it -->\n";
+    let end = "<!-- policy table end -->";
+    let a = readme
+        .find(begin)
+        .expect("README lacks the policy table's begin marker")
+        + begin.len();
+    let b = readme
+        .find(end)
+        .expect("README lacks the policy table's end marker");
+    assert!(
+        readme[a..b] == table,
+        "README's policy table differs from --list-policies --markdown: run tools/readme-policies.sh"
+    );
+}

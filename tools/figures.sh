@@ -7,7 +7,7 @@
 #
 #   tools/figures.sh all | FIGURE...
 #
-# FIGURE: seed000-stalls seed002-sync seed004-preempt seed003-cs-share bpf-cost
+# FIGURE: delayed-stalls sync-handoff preempt-kworker coresched-share bpf-cost
 # env: WAKEPLACE_ROUNDS (default 4), WAKEPLACE_PEER_DIR (where scx_bpfland
 #      is for bpf-cost; default /var/cache/scx_wakeplace/peers/bin, filled
 #      by tools/install-peers.sh; copied into the out dir for the guest),
@@ -15,7 +15,7 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
-all=(seed000-stalls seed002-sync seed004-preempt seed003-cs-share bpf-cost)
+all=(delayed-stalls sync-handoff preempt-kworker coresched-share bpf-cost)
 case "${1:-}" in
 "" | -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 all) figs=("${all[@]}") ;;

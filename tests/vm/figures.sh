@@ -3,8 +3,8 @@
 # wakeplace-ab series per figure, results in $WAKEPLACE_OUT/<figure>/
 # (results.json, summary.md, chart.svg, logs/, command.txt).
 #
-#   tests/vm/figures.sh FIGURE...    FIGURE: seed000-stalls seed002-sync
-#                                    seed004-preempt seed003-cs-share bpf-cost
+#   tests/vm/figures.sh FIGURE...    FIGURE: delayed-stalls sync-handoff
+#                                    preempt-kworker coresched-share bpf-cost
 #
 # Under TCG every vCPU runs on one host thread, ~100x slower than hardware:
 # time constants are scaled up (15 ms bursts, 2 ms producer work) and only
@@ -15,7 +15,7 @@ REL=$ROOT/target/release
 AB=$REL/wakeplace-ab
 rounds=${WAKEPLACE_ROUNDS:-4}
 PEER_DIR=${WAKEPLACE_PEER_DIR:-/var/cache/scx_wakeplace/peers/bin}
-# seed 000's 7950X: CPUs ranked 211 < 216 < 231, all of highest_perf 166.
+# The ITMT + DELAY_DEQUEUE report's 7950X: CPUs ranked 211 < 216 < 231, all of highest_perf 166.
 RANK7950X='--cpu-rank 1:211,2:216,3:231 --cpu-perf 1-3:166'
 
 # ab NAME ARGS...: one series into $OUT/NAME, its command line kept.
@@ -37,37 +37,37 @@ ab() {
 	return $rc
 }
 
-fig_seed000-stalls() {
-	# delayed-stall as seed 000 (2 workers on CPUs 1-3, waker on CPU 0),
+fig_delayed-stalls() {
+	# delayed-stall as in the ITMT + DELAY_DEQUEUE report (2 workers on CPUs 1-3, waker on CPU 0),
 	# 15x: 15 ms bursts, 200 us delay, 10 ms stall threshold.
-	ab seed000-stalls \
+	ab delayed-stalls \
 		--template "wakeplace={bin} --policy {policy} $RANK7950X" \
 		-s eevdf -s stock=wakeplace:stock -s proposed=wakeplace:proposed \
 		-b 'name=stalls;metric=stall_pct;cmd=delayed-stall --workers 2 --burst-us 15000 --delay-us 200 --stall-us 10000 --duration 8 --worker-cpus 1-3 --waker-cpu 0'
 }
 
-fig_seed002-sync() {
+fig_sync-handoff() {
 	# handoff -l 5 through pipes (WF_SYNC wakeups), unpinned, SMT 2x2;
 	# hackbench (pipes, 2 groups) as the regression check.
-	ab seed002-sync \
+	ab sync-handoff \
 		-s eevdf -s sis=wakeplace:stock,sync=sis -s waker-sibling=wakeplace:stock,sync=waker-sibling \
 		-b 'name=handoff-l5;cmd=handoff -l 5 --wake pipe --accesses 3000 --reps 1' \
 		-b 'name=hackbench;metric=time_s;cmd=bench-wrap hackbench -- -g 2 -l 50'
 }
 
-fig_seed004-preempt() {
+fig_preempt-kworker() {
 	# pinned-wake: producer on CPU 1 with 2 ms of work per message, the
 	# notifier pinned to CPU 1, the consumer on CPU 2.
-	ab seed004-preempt \
+	ab preempt-kworker \
 		-s lazy=wakeplace:stock,preempt=lazy -s pinned=wakeplace:stock,preempt=pinned \
 		-s full=wakeplace:stock,preempt=full \
 		-b 'name=pinned-wake;cmd=pinned-wake --cpu 1 --consumer-cpu 2 --work-us 2000 --duration 5'
 }
 
-fig_seed003-cs-share() {
+fig_coresched-share() {
 	# cs-share: cookied SCHED_FIFO spinner on CPU 2's sibling, CFS spinner
 	# on CPU 2, 5 s windows; EEVDF only (6.12 has no ext DL server).
-	ab seed003-cs-share -s eevdf \
+	ab coresched-share -s eevdf \
 		-b 'name=cs-share;cmd=cs-share --cpu 2 --duration 5'
 }
 

@@ -100,7 +100,7 @@ log "sync on waker/sibling/prev/elsewhere (% of WF_SYNC wakeups): EEVDF" \
 [ "$ed" -gt 0 ] || fail "EEVDF: no wakeup found the worker sched_delayed: the workload does not provoke DELAY_DEQUEUE"
 [ "$sd" -gt 0 ] || fail "stock: no delayed wakeups emulated for a workload that provokes them under EEVDF"
 [ "$es" -ge $((cycles / 4)) ] || fail "EEVDF: only $es WF_SYNC wakeups of the wakee traced"
-# Seed 002's point: stock select_idle_sibling() does not put the wakee on
+# The sync-wakeup patch's point: stock select_idle_sibling() does not put the wakee on
 # the waker's sibling while an idle core exists. The emulation must agree.
 eds=$(pct "$(btval eevdf-sync on_sibling)" "$es") sds=$(pct "$(field stock-sync sync_on_sibling)" "$ssy")
 [ $((sds - eds)) -le 20 ] && [ $((eds - sds)) -le 20 ] ||

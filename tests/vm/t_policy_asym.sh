@@ -1,5 +1,5 @@
 #!/bin/bash
-# asym family (seed 000's 7950X case): CPUs 1-3 ranked 211/216/231 with
+# asym family (the ITMT + DELAY_DEQUEUE report's 7950X): CPUs 1-3 ranked 211/216/231 with
 # equal highest_perf (override: a VM has no CPPC); two burst workers on CPUs
 # 1-3 and a busy-polling waker on CPU 0 (tools/bench delayed-stall, bursts
 # scaled up for TCG). Outcome, counted the same way under every variant:

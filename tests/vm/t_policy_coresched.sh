@@ -1,5 +1,5 @@
 #!/bin/bash
-# coresched family (core scheduling, seed 003), on SMT 4x2, with EEVDF (no
+# coresched family (core scheduling; Sieber's DL-server series), on SMT 4x2, with EEVDF (no
 # sched_ext scheduler) measured first in the same boot as the reference.
 # workloads/provoke_coresched.py:
 #  share: two spinners with cookies of their own on the two threads of one

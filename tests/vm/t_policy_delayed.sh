@@ -1,5 +1,5 @@
 #!/bin/bash
-# delayed family (seed 000). workloads/provoke_delayed.py makes a worker
+# delayed family (the ITMT + DELAY_DEQUEUE report). workloads/provoke_delayed.py makes a worker
 # block while ineligible on a CPU it shares with a spinner, with idle CPUs in
 # its affinity, then wakes it. Outcome, counted the same way under every
 # policy: waited_while_idle (wakee queued on a busy CPU while an allowed CPU

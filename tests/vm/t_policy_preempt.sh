@@ -1,5 +1,5 @@
 #!/bin/bash
-# preempt family (seed 004): a producer that stays in the kernel on CPU 1
+# preempt family (the lazy-preemption kworker report): a producer that stays in the kernel on CPU 1
 # (long system calls, like the vhost worker) while a notifier pinned to CPU 1
 # (a per-CPU kworker's shape) is woken and forwards to a consumer on CPU 2
 # (tools/bench pinned-wake --busy kernel). A busy task in user mode would

@@ -1,5 +1,5 @@
 #!/bin/bash
-# sync family (seed 002), on SMT 4x2 (needs an idle core besides the
+# sync family (Reddy's sync-wakeup patch), on SMT 4x2 (needs an idle core besides the
 # waker's). workloads/provoke_sync.py: a pinned waker and a wakee ping-pong
 # through pipes (WF_SYNC); the wakee's prev CPU is kept busy, cores 2 and 3
 # (CPUs 4-7) are idle but for the guest's own housekeeping. Outcome, counted

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Provoke the coresched family's situations (core scheduling, seed 003).
+"""Provoke the coresched family's situations (core scheduling; Sieber's DL-server series).
 
 share: two spinners, each with a core-scheduling cookie of its own, pinned
   to the two SMT threads of one core, one at nice 0 and one at --nice. Core

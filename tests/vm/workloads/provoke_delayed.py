@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Provoke the delayed family's situation (seed 000) on demand.
+"""Provoke the delayed family's situation (the ITMT + DELAY_DEQUEUE report) on demand.
 
 A worker shares its home CPU with a pinned spinner for a burst, then widens
 its affinity and blocks on an eventfd; a waker pinned elsewhere writes the

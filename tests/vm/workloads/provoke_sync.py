@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Provoke the sync family's situation (seed 002) on demand.
+"""Provoke the sync family's situation (Reddy's sync-wakeup patch) on demand.
 
 A waker pinned to its CPU and a wakee strictly alternate through pipes
 (pipe wakeups are WF_SYNC). Before each block the wakee parks itself on a

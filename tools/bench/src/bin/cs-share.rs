@@ -1,9 +1,10 @@
 //! cs-share: the CPU share a normal task gets beside a cookied SCHED_FIFO
-//! spinner on its SMT sibling (seed 003, cs_dl_server_test).
+//! spinner on its SMT sibling (cs_dl_server_test of "[PATCH 0/5] sched: Fix DL server starvation
+//! under core scheduling", Fernand Sieber, 2026-11-12).
 //!
 //! Core scheduling forbids an uncookied task from running on B while A's
 //! cookied task runs, so B is forced idle. The fair DL server (default
-//! 50 ms / 1 s) should still give B's normal task a share; the seed's
+//! 50 ms / 1 s) should still give B's normal task a share; the series'
 //! selftest expects about half the reservation. On 6.12 the reported share
 //! is ~0% (the bug); with the fix series ~4-5%.
 //!

@@ -1,5 +1,6 @@
-//! delayed-stall: burst workers woken by a busy-polling waker (seed 000's
-//! method, after asym_min.c).
+//! delayed-stall: burst workers woken by a busy-polling waker, the method of
+//! "[REPORT] sched: ITMT + DELAY_DEQUEUE: woken task waits ~1 ms behind
+//! another task ..." (Francesco Nigro, 2026-11-03), after its asym_min.c.
 //!
 //! Each worker runs a fixed CPU burst, publishes when it ended, and blocks
 //! reading its eventfd. A waker pinned to its own CPU busy-polls and writes

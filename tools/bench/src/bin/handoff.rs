@@ -1,5 +1,6 @@
 //! handoff: two threads strictly alternating on a shared buffer, after the
-//! producer_consumer benchmark of seed 002 (sync-wakeup placement).
+//! producer_consumer benchmark of "[PATCH] sched/fair: Let sync wakeups target the
+//! waker's core" (Madadi Vineeth Reddy, 2026-08-01).
 //!
 //! The one whose turn it is does `-l` passes of read-modify-write over a
 //! shared buffer, hands the turn over, wakes the other and sleeps until the
@@ -9,7 +10,7 @@
 //!
 //! `--wake pipe` (default) passes the turn as one byte through a pipe per
 //! direction: `pipe_write()` wakes the blocked reader with the `_sync` wake
-//! variant, so every wakeup is WF_SYNC, the case seed 002's patch changes
+//! variant, so every wakeup is WF_SYNC, the case that patch changes
 //! (it is a no-op for other wakeups, so the benchmark it reports must make
 //! sync wakeups). `--wake futex` passes it through a futex word: the same
 //! handoff without WF_SYNC, a control.
@@ -30,7 +31,7 @@ use wakeplace_bench::sys;
 Each access is -l passes of read-modify-write over a shared buffer (one \
 64-byte line at a time), then the turn goes to the other thread, which was \
 asleep waiting for it: in read() on a pipe (--wake pipe, the default; \
-pipe_write() wakes it with WF_SYNC, like seed 002's producer_consumer) or in \
+pipe_write() wakes it with WF_SYNC, like the sync-wakeup patch's producer_consumer) or in \
 FUTEX_WAIT (--wake futex; not a sync wakeup). Reported: ns per access (median \
 over --reps), and where each woken thread ran relative to the thread that \
 woke it."

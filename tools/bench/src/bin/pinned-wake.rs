@@ -1,5 +1,6 @@
 //! pinned-wake: a busy task keeps a CPU while a notifier pinned to that CPU
-//! is woken (seed 004: vhost queueing work on a per-CPU kworker).
+//! is woken (vhost queueing work on a per-CPU kworker: "Re: [PATCH] sched: Further
+//! restrict the preemption modes", Ciunas Bennett, 2026-06-05).
 //!
 //! --busy user (default), the busy task wakes the notifier itself:
 //! producer (CPU X): work --work-us in user mode, signal the notifier (a
