@@ -99,8 +99,9 @@ struct wp_stats {
 };
 
 /*
- * Policy families and their variants. The first variant of each (0) is the
- * stock one: what EEVDF does today. Values live in the BPF program's .bss
+ * Policy families and their variants, in src/policy.rs order (a unit test
+ * checks it); their names, descriptions and sources are written there only.
+ * Variant 0 is the stock one. Values live in the BPF program's .bss
  * (policy[]) and can be changed while it runs.
  */
 enum wp_policy_family {
@@ -113,35 +114,35 @@ enum wp_policy_family {
 };
 
 enum wp_delayed_variant {
-	WP_DELAYED_REQUEUE,	/* ttwu_runnable(): requeue in place, no CPU selection */
-	WP_DELAYED_MIGRATE,	/* Zijlstra v2 11/12: through CPU selection */
-	WP_DELAYED_MIGRATE_IF_BUSY, /* Galbraith: select only if the old CPU is busy */
-	WP_DELAYED_OFF,		/* NO_DELAY_DEQUEUE */
+	WP_DELAYED_REQUEUE,
+	WP_DELAYED_MIGRATE,
+	WP_DELAYED_MIGRATE_IF_BUSY,
+	WP_DELAYED_OFF,
 };
 
 enum wp_sync_variant {
-	WP_SYNC_SIS,		/* select_idle_sibling(): waker's CPU counts as busy */
-	WP_SYNC_WAKER_SIBLING,	/* Reddy: waker's core is an idle-core candidate */
-	WP_SYNC_WAKER_CPU,	/* Kaushik v3: waker's CPU, SMT off only */
-	WP_SYNC_PREV_SIBLING,	/* Prateek: no idle core -> prev's idle sibling, else waker */
+	WP_SYNC_SIS,
+	WP_SYNC_WAKER_SIBLING,
+	WP_SYNC_WAKER_CPU,
+	WP_SYNC_PREV_SIBLING,
 };
 
 enum wp_asym_variant {
-	WP_ASYM_RANK,		/* ITMT: priority = preferred-core ranking */
-	WP_ASYM_PERF,		/* rank only where highest_perf differs */
-	WP_ASYM_OFF,		/* sched_itmt_enabled=0 */
+	WP_ASYM_RANK,
+	WP_ASYM_PERF,
+	WP_ASYM_OFF,
 };
 
 enum wp_preempt_variant {
-	WP_PREEMPT_LAZY,	/* PREEMPT_LAZY: at the running task's next return to user or tick */
-	WP_PREEMPT_FULL,	/* at once */
-	WP_PREEMPT_PINNED,	/* at once for single-CPU wakees, lazy otherwise */
+	WP_PREEMPT_LAZY,
+	WP_PREEMPT_FULL,
+	WP_PREEMPT_PINNED,
 };
 
 enum wp_coresched_variant {
-	WP_CORESCHED_FIFO,	/* sched_ext default: scx_prio_less() (core_sched_at on 6.12, runnable_at on 7.x) */
-	WP_CORESCHED_DEADLINE,	/* core-wide virtual deadline (EEVDF across SMT siblings) */
-	WP_CORESCHED_COOKIE,	/* deadline + idle CPUs next to another cookie are not idle */
+	WP_CORESCHED_FIFO,
+	WP_CORESCHED_DEADLINE,
+	WP_CORESCHED_COOKIE,
 };
 
 #endif /* __WAKEPLACE_INTF_H */
