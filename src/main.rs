@@ -280,6 +280,9 @@ impl<'a> Scheduler<'a> {
         // local queue as the kernel does by default; queued wakeups are not
         // deferred (ALLOW_QUEUED_WAKEUP would change ttwu's path).
         skel.struct_ops.wakeplace_ops_mut().flags = 0;
+        // ops.update_idle() keeps the has_idle_cores hint (idle.bpf.c); the
+        // kernel's idle tracking stays on for everything else.
+        skel.struct_ops.wakeplace_ops_mut().flags |= *scx_utils::compat::SCX_OPS_KEEP_BUILTIN_IDLE;
         // A higher class (RT, DL, stop) taking a CPU: 6.12 tells the scheduler
         // through ops.cpu_release(), where it hands the CPU's local queue back
         // (scx_bpf_reenqueue_local()). 7.x deprecates that op; there, with

@@ -124,9 +124,8 @@ pub const FAMILIES: &[Family] = &[
             },
             Variant {
                 name: "migrate-if-busy",
-                desc:
-                    "dequeue and select only if the old CPU runs something else and the task may \
-                       move (V1's condition)",
+                desc: "dequeue and select unless the task is pinned or the old CPU runs its wake \
+                       buddy (the task that last woke it, or that it last woke)",
                 follows: Follows::Patch(Post {
                     subject: "[PATCH V2] sched/fair: Dequeue sched_delayed tasks when waking to a \
                               busy CPU",
@@ -134,10 +133,10 @@ pub const FAMILIES: &[Family] = &[
                     date: "2024-11-23",
                     msgid: Some("bf4f50886c462ee1f33cc404843944fea4817616.camel@gmx.de"),
                 }),
-                differs: "implements V1 (2024-11-08, \
-                          <750542452c4f852831e601e1b8de40df4b108d9a.camel@gmx.de>): V2's buddy \
-                          exemption (rq->curr->last_wakee == p || p->last_wakee == rq->curr) is \
-                          missing",
+                differs: "last_wakee is the scheduler's own record, by pid (record_wakee() at \
+                          CPU selection, as in fair.c); no DEQUEUE_DELAYED feature switch. V1 \
+                          (2024-11-08, <750542452c4f852831e601e1b8de40df4b108d9a.camel@gmx.de>) \
+                          is not offered: without the buddy test it decides as migrate does here",
                 bpf: i::wp_delayed_variant_WP_DELAYED_MIGRATE_IF_BUSY,
             },
             Variant {
@@ -167,9 +166,9 @@ pub const FAMILIES: &[Family] = &[
                     "fair.c select_task_rq_fair() -> wake_affine_idle() -> select_idle_sibling(), \
                      6.12 and 7.3",
                 ),
-                differs: "no recent_used_cpu step, no wake_wide(), no SIS_UTIL scan limit; an \
-                          idle core is looked for whenever SMT is on (fair.c: only when \
-                          test_idle_cores())",
+                differs: "affine domain = the LLC; no wake_affine_weight(), SIS_UTIL scan limit \
+                          or per-CPU kthread rule; last_wakee, wakee_flips, recent_used_cpu and the \
+                          has_idle_cores hint are the scheduler's own, kept as fair.c keeps them",
                 bpf: i::wp_sync_variant_WP_SYNC_SIS,
             },
             Variant {
@@ -182,9 +181,8 @@ pub const FAMILIES: &[Family] = &[
                     date: "2026-08-01",
                     msgid: Some("20260801035532.260625-1-vineethr@linux.ibm.com"),
                 }),
-                differs: "scans for an idle core even when none exists (the patch acts only under \
-                          test_idle_cores()), so it fires under load where the patch is a no-op; \
-                          not applied when the waker's CPU is prev",
+                differs: "the has_idle_cores hint is emulated (set when a core goes idle as a \
+                          whole, cleared by a failed scan), as the patch's gate",
                 bpf: i::wp_sync_variant_WP_SYNC_WAKER_SIBLING,
             },
             Variant {
@@ -197,8 +195,9 @@ pub const FAMILIES: &[Family] = &[
                     date: "2026-07-27",
                     msgid: Some("20260727-b4-sched-sync-wakeup-v3-1-90cf481dbd85@gentwo.org"),
                 }),
-                differs: "the patch text was not available, only its thread: the reciprocal-pair \
-                          (last_wakee) condition is missing",
+                differs: "its diff was not available, only the thread's description: \
+                          !sched_smt_active(), the waker alone on its CPU, and a reciprocal pair \
+                          (the wakee last woke the waker); no asym-capacity fit test",
                 bpf: i::wp_sync_variant_WP_SYNC_WAKER_CPU,
             },
             Variant {
@@ -211,9 +210,9 @@ pub const FAMILIES: &[Family] = &[
                     date: "2026-07-30",
                     msgid: Some("f3d5530f-3811-42af-8c34-c40cf314deed@amd.com"),
                 }),
-                differs: "the diff was not available, only its description: acts after a failed \
-                          idle-core scan (the proposal: under !has_idle_core), and stacks without \
-                          its p->last_wakee == current test",
+                differs: "its diff was not available, only its description: under \
+                          !has_idle_core (emulated hint), prev's idle sibling anywhere, else stack \
+                          on the waker if p->last_wakee == current; no asym-capacity fit test",
                 bpf: i::wp_sync_variant_WP_SYNC_PREV_SIBLING,
             },
         ],

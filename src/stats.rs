@@ -182,6 +182,8 @@ pub struct Metrics {
     pub kick_balance: u64,
     #[stat(desc = "CPU selection: prev CPU was idle")]
     pub sel_prev: u64,
+    #[stat(desc = "CPU selection: the task's recent_used_cpu was idle")]
+    pub sel_recent: u64,
     #[stat(desc = "CPU selection: wake-affine target (waker's CPU) was idle")]
     pub sel_target: u64,
     #[stat(desc = "CPU selection: idle core in the LLC")]
@@ -198,6 +200,8 @@ pub struct Metrics {
     pub delayed_stayed: u64,
     #[stat(desc = "delayed: ... that were placed on another CPU")]
     pub delayed_moved: u64,
+    #[stat(desc = "delayed: ... whose old CPU ran its waker or last wakee (wake buddies)")]
+    pub delayed_buddies: u64,
     #[stat(desc = "sync: WF_SYNC wakeups with the waker alone on its CPU (any variant)")]
     pub sync_wakeups: u64,
     #[stat(desc = "sync: ... wakee placed on the waker's CPU")]
@@ -214,6 +218,42 @@ pub struct Metrics {
     pub sync_sib_idle: u64,
     #[stat(desc = "sync: ... and placed the wakee on the waker's sibling")]
     pub sync_sib_idle_taken: u64,
+    #[stat(desc = "shadow, delayed: delayed wakeups that CPU selection (migrate, off) would move")]
+    pub shadow_migrate_moves: u64,
+    #[stat(desc = "shadow, delayed: ... to an idle CPU")]
+    pub shadow_migrate_to_idle: u64,
+    #[stat(desc = "shadow, delayed: delayed wakeups that migrate-if-busy would move")]
+    pub shadow_v2_moves: u64,
+    #[stat(desc = "shadow, sync: sync wakeups where waker-sibling decides otherwise than sis")]
+    pub shadow_ws_differs: u64,
+    #[stat(desc = "shadow, sync: ... and puts the wakee on the waker's CPU")]
+    pub shadow_ws_on_waker: u64,
+    #[stat(desc = "shadow, sync: ... on the waker's SMT sibling")]
+    pub shadow_ws_on_sibling: u64,
+    #[stat(desc = "shadow, sync: ... elsewhere")]
+    pub shadow_ws_elsewhere: u64,
+    #[stat(desc = "shadow, sync: sync wakeups where waker-cpu decides otherwise than sis")]
+    pub shadow_wc_differs: u64,
+    #[stat(desc = "shadow, sync: ... and puts the wakee on the waker's CPU")]
+    pub shadow_wc_on_waker: u64,
+    #[stat(desc = "shadow, sync: ... on the waker's SMT sibling")]
+    pub shadow_wc_on_sibling: u64,
+    #[stat(desc = "shadow, sync: ... elsewhere")]
+    pub shadow_wc_elsewhere: u64,
+    #[stat(desc = "shadow, sync: sync wakeups where prev-sibling decides otherwise than sis")]
+    pub shadow_ps_differs: u64,
+    #[stat(desc = "shadow, sync: ... and puts the wakee on the waker's CPU")]
+    pub shadow_ps_on_waker: u64,
+    #[stat(desc = "shadow, sync: ... on the waker's SMT sibling")]
+    pub shadow_ps_on_sibling: u64,
+    #[stat(desc = "shadow, sync: ... elsewhere")]
+    pub shadow_ps_elsewhere: u64,
+    #[stat(desc = "shadow, sync: sync wakeups where waker-sibling and waker-cpu disagree")]
+    pub shadow_ws_wc_differ: u64,
+    #[stat(desc = "shadow, sync: ... waker-sibling and prev-sibling disagree")]
+    pub shadow_ws_ps_differ: u64,
+    #[stat(desc = "shadow, sync: ... waker-cpu and prev-sibling disagree")]
+    pub shadow_wc_ps_differ: u64,
     #[stat(desc = "asym: running tasks moved to a higher-priority idle CPU (asym packing)")]
     pub asym_pulls: u64,
     #[stat(
@@ -327,6 +367,7 @@ impl Metrics {
             kick_preempt: d(i::wp_stat_idx_WP_ST_KICK_PREEMPT),
             kick_balance: d(i::wp_stat_idx_WP_ST_KICK_BALANCE),
             sel_prev: d(i::wp_stat_idx_WP_ST_SEL_PREV),
+            sel_recent: d(i::wp_stat_idx_WP_ST_SEL_RECENT),
             sel_target: d(i::wp_stat_idx_WP_ST_SEL_TARGET),
             sel_idle_core: d(i::wp_stat_idx_WP_ST_SEL_IDLE_CORE),
             sel_idle_cpu: d(i::wp_stat_idx_WP_ST_SEL_IDLE_CPU),
@@ -335,6 +376,25 @@ impl Metrics {
             delayed_wakeups: d(i::wp_stat_idx_WP_ST_DELAYED_WAKEUPS),
             delayed_stayed: d(i::wp_stat_idx_WP_ST_DELAYED_STAYED),
             delayed_moved: d(i::wp_stat_idx_WP_ST_DELAYED_MOVED),
+            delayed_buddies: d(i::wp_stat_idx_WP_ST_DELAYED_BUDDIES),
+            shadow_migrate_moves: d(i::wp_stat_idx_WP_ST_SHADOW_MIGRATE_MOVES),
+            shadow_migrate_to_idle: d(i::wp_stat_idx_WP_ST_SHADOW_MIGRATE_TO_IDLE),
+            shadow_v2_moves: d(i::wp_stat_idx_WP_ST_SHADOW_V2_MOVES),
+            shadow_ws_differs: d(i::wp_stat_idx_WP_ST_SHADOW_WS_DIFFERS),
+            shadow_ws_on_waker: d(i::wp_stat_idx_WP_ST_SHADOW_WS_ON_WAKER),
+            shadow_ws_on_sibling: d(i::wp_stat_idx_WP_ST_SHADOW_WS_ON_SIBLING),
+            shadow_ws_elsewhere: d(i::wp_stat_idx_WP_ST_SHADOW_WS_ELSEWHERE),
+            shadow_wc_differs: d(i::wp_stat_idx_WP_ST_SHADOW_WC_DIFFERS),
+            shadow_wc_on_waker: d(i::wp_stat_idx_WP_ST_SHADOW_WC_ON_WAKER),
+            shadow_wc_on_sibling: d(i::wp_stat_idx_WP_ST_SHADOW_WC_ON_SIBLING),
+            shadow_wc_elsewhere: d(i::wp_stat_idx_WP_ST_SHADOW_WC_ELSEWHERE),
+            shadow_ps_differs: d(i::wp_stat_idx_WP_ST_SHADOW_PS_DIFFERS),
+            shadow_ps_on_waker: d(i::wp_stat_idx_WP_ST_SHADOW_PS_ON_WAKER),
+            shadow_ps_on_sibling: d(i::wp_stat_idx_WP_ST_SHADOW_PS_ON_SIBLING),
+            shadow_ps_elsewhere: d(i::wp_stat_idx_WP_ST_SHADOW_PS_ELSEWHERE),
+            shadow_ws_wc_differ: d(i::wp_stat_idx_WP_ST_SHADOW_WS_WC_DIFFER),
+            shadow_ws_ps_differ: d(i::wp_stat_idx_WP_ST_SHADOW_WS_PS_DIFFER),
+            shadow_wc_ps_differ: d(i::wp_stat_idx_WP_ST_SHADOW_WC_PS_DIFFER),
             sync_wakeups: d(i::wp_stat_idx_WP_ST_SYNC_WAKEUPS),
             sync_on_waker: d(i::wp_stat_idx_WP_ST_SYNC_ON_WAKER),
             sync_on_sibling: d(i::wp_stat_idx_WP_ST_SYNC_ON_SIBLING),
@@ -373,7 +433,7 @@ impl Metrics {
         writeln!(
             w,
             "[wakeplace] wake {:>6} idle-wait {:>4} stall {:>4} | lat p50 {:>7.1} p99 {:>8.1} max {:>8.1} us \
-             | migr {:>5} disp l/s/k {}/{}/{} | kick i/p/b {}/{}/{} | held moved/rescued {}/{} starved {} idle-rescue {} | sel p/t/c/s/b {}/{}/{}/{}/{}",
+             | migr {:>5} disp l/s/k {}/{}/{} | kick i/p/b {}/{}/{} | held moved/rescued {}/{} starved {} idle-rescue {} | sel p/r/t/c/s/b {}/{}/{}/{}/{}/{}",
             self.wakeups,
             self.waited_while_idle,
             self.stalls,
@@ -392,6 +452,7 @@ impl Metrics {
             self.starved_runs,
             self.idle_rescue_kicks,
             self.sel_prev,
+            self.sel_recent,
             self.sel_target,
             self.sel_idle_core,
             self.sel_idle_cpu,
@@ -423,6 +484,30 @@ impl Metrics {
             self.cookie_clash_avoidable,
             self.cs_orderings,
             self.cs_not_fifo,
+        )?;
+        writeln!(
+            w,
+            "            shadow: delayed migrate-moves/to-idle/v2-moves {}/{}/{} \
+             | sync vs sis: waker-sibling {} (waker/sib/else {}/{}/{}) waker-cpu {} ({}/{}/{}) \
+             prev-sibling {} ({}/{}/{}) | pairs ws:wc/ws:ps/wc:ps {}/{}/{}",
+            self.shadow_migrate_moves,
+            self.shadow_migrate_to_idle,
+            self.shadow_v2_moves,
+            self.shadow_ws_differs,
+            self.shadow_ws_on_waker,
+            self.shadow_ws_on_sibling,
+            self.shadow_ws_elsewhere,
+            self.shadow_wc_differs,
+            self.shadow_wc_on_waker,
+            self.shadow_wc_on_sibling,
+            self.shadow_wc_elsewhere,
+            self.shadow_ps_differs,
+            self.shadow_ps_on_waker,
+            self.shadow_ps_on_sibling,
+            self.shadow_ps_elsewhere,
+            self.shadow_ws_wc_differ,
+            self.shadow_ws_ps_differ,
+            self.shadow_wc_ps_differ,
         )?;
         Ok(())
     }

@@ -169,6 +169,7 @@ s32 BPF_STRUCT_OPS(wakeplace_init_task, struct task_struct *p, struct scx_init_t
 	tctx->last_cpu = -1;
 	tctx->asym_dst = -1;
 	tctx->cs_core = -1;
+	tctx->recent_used_cpu = -1;
 	tctx->lag = 0;
 	return 0;
 }

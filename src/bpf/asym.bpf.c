@@ -1,6 +1,36 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Policy family "asym": ITMT priorities, and the asym packing pull.
+ *
+ * The family's thread: "[REPORT] sched: ITMT + DELAY_DEQUEUE: woken task
+ * waits ~1 ms behind another task on the preferred CPU while allowed CPUs
+ * are idle", Francesco Nigro, 2026-11-03 (a report; no patch was posted).
+ *
+ * Stock, asym=rank (7.3): kernel/sched/sched.h 1005-1008
+ *
+ *	static inline bool sched_asym_prefer(int a, int b)
+ *	{
+ *		return arch_asym_cpu_priority(a) > arch_asym_cpu_priority(b);
+ *	}
+ *
+ * where on x86 arch_asym_cpu_priority() is the ITMT core priority, which
+ * amd-pstate sets from the preferred-core ranking (sched_set_itmt_core_prio(
+ * prefcore_ranking, cpu)), not from highest_perf: CPUs of equal performance
+ * are still strictly ordered. kernel/sched/fair.c 13558-13574,
+ * asym_active_balance():
+ *
+ *	return env->idle && sched_use_asym_prio(env->sd, env->dst_cpu) &&
+ *	       (sched_asym_prefer(env->dst_cpu, env->src_cpu) ||
+ *		!sched_use_asym_prio(env->sd, env->src_cpu));
+ *
+ * an idle higher-priority CPU pulls the running task. Here the pull is
+ * tried at each tick of the busy CPU (fair.c: per balance interval, from
+ * nohz_balancer_kick()), and under SMT the destination core need not be
+ * idle (sched_use_asym_prio()'s is_core_idle()): the fidelity issue's.
+ *
+ * asym=perf: priority = highest_perf, so CPUs of equal performance are
+ * equal (the report's observation; this project's own variant).
+ * asym=off: sysctl kernel.sched_itmt_enabled=0, no priorities.
  */
 
 static __always_inline bool asym_active(void)

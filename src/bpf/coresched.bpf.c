@@ -3,6 +3,19 @@
  * Policy family "coresched": how a core-scheduled SMT core orders its
  * candidates (ops.core_sched_before()) and whether an idle CPU next to
  * another cookie counts as idle.
+ *
+ * The family's thread: "[PATCH 0/5] sched: Fix DL server starvation under
+ * core scheduling", Fernand Sieber, 2026-11-12. Its fixes are in the
+ * kernel's core-wide pick and DL servers, which no sched_ext scheduler can
+ * change; the variants here are this project's, beyond the thread.
+ *
+ * Stock, coresched=fifo: what any sched_ext scheduler without
+ * ops.core_sched_before() gets, scx_prio_less() (kernel/sched/ext.c in
+ * 6.12: FIFO by p->scx.core_sched_at; kernel/sched/ext/ext.c in 7.3: a
+ * running task after every waiting one, then by p->scx.runnable_at):
+ * kernel_core_order() below. fair.c compares vruntimes normalized per
+ * runqueue instead (cfs_prio_less()), and checks cookies only in its idle
+ * scan (__select_idle_cpu() -> sched_cpu_cookie_match()).
  */
 
 /*

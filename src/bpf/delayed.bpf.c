@@ -1,14 +1,32 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Policy family "delayed": a DELAY_DEQUEUE task woken while still queued on
- * its old CPU (ttwu_runnable()), and ops.select_cpu(), which decides it.
+ * its old CPU, and ops.select_cpu(), where it is decided.
+ *
+ * The family's thread: "[REPORT] sched: ITMT + DELAY_DEQUEUE: woken task
+ * waits ~1 ms behind another task on the preferred CPU while allowed CPUs
+ * are idle", Francesco Nigro, 2026-11-03.
+ *
+ * Stock (kernel/sched/core.c, 7.3, ttwu_runnable(), 3888-3910; 6.12 the
+ * same without the is_blocked test):
+ *
+ *	if (p->is_blocked) {
+ *		if (p->se.sched_delayed)
+ *			enqueue_task(rq, p, ENQUEUE_NOCLOCK | ENQUEUE_DELAYED);
+ *	...
+ *	ttwu_do_wakeup(p);
+ *	return 1;
+ *
+ * so try_to_wake_up() never reaches select_task_rq(): the task stays on its
+ * old CPU, behind whatever runs there.
  */
 
 /*
- * DELAY_DEQUEUE's case (dequeue_entity(): blocked while !entity_eligible):
- * the task is still queued on its old CPU if that CPU's V has not reached
- * its vruntime yet. A delayed task only stays queued while its CPU runs
- * something else: on an otherwise idle CPU fair.c picks and dequeues it.
+ * DELAY_DEQUEUE's case (7.3: __dequeue_task(), 6.12: dequeue_entity():
+ * blocked while !entity_eligible): the task is still queued on its old CPU
+ * if that CPU's V has not reached its vruntime yet. A delayed task only
+ * stays queued while its CPU runs something else: on an otherwise idle CPU
+ * fair.c picks and dequeues it.
  */
 static bool still_delayed(struct task_struct *p, struct task_ctx *tctx, s32 prev_cpu)
 {
@@ -22,11 +40,80 @@ static bool still_delayed(struct task_struct *p, struct task_ctx *tctx, s32 prev
 	return (s64)(cctx->vtime - tctx->vruntime) < 0;
 }
 
+/*
+ * Galbraith V2's buddy test: did the task running on @cpu last wake @p, or
+ * @p last wake it? last_wakee is the scheduler's own (select.bpf.c,
+ * record_wakee()), by pid.
+ */
+static bool wake_buddies(struct task_struct *p, struct task_ctx *tctx, s32 cpu)
+{
+	struct task_struct *curr = __COMPAT_scx_bpf_cpu_curr(cpu);
+	struct task_ctx *cur_ctx;
+
+	if (!curr)
+		return false;
+	if (tctx->last_wakee == curr->pid)
+		return true;
+	cur_ctx = lookup_task_ctx(curr);
+	return cur_ctx && cur_ctx->last_wakee == p->pid;
+}
+
+/*
+ * Does the wakeup leave a delayed task on its old CPU?
+ *
+ * delayed=migrate: "[PATCH v2 11/12] sched: Change ttwu_runnable() vs
+ * sched_delayed", Peter Zijlstra, 2025-07-02,
+ * <20250702121159.535226098@infradead.org>:
+ *
+ *	-	if (p->se.sched_delayed)
+ *	-		enqueue_task(rq, p, ENQUEUE_NOCLOCK | ENQUEUE_DELAYED);
+ *	+	if (p->se.sched_delayed) {
+ *	+		dequeue_task(rq, p, DEQUEUE_NOCLOCK | DEQUEUE_DELAYED | DEQUEUE_SLEEP);
+ *	+		return 0;
+ *	+	}
+ *
+ * never: every delayed wakee goes through select_task_rq().
+ *
+ * delayed=migrate-if-busy: "[PATCH V2] sched/fair: Dequeue sched_delayed
+ * tasks when waking to a busy CPU", Mike Galbraith, 2024-11-23,
+ * <bf4f50886c462ee1f33cc404843944fea4817616.camel@gmx.de>:
+ *
+ *	+		int dequeue = sched_feat(DEQUEUE_DELAYED);
+ *	...
+ *	+		 * Note: Do not rip buddies apart else chaos follows.
+ *	...
+ *	+		if (dequeue && rq->nr_running > 1 && p->nr_cpus_allowed > 1 &&
+ *	+		    !(rq->curr->last_wakee == p || p->last_wakee == rq->curr)) {
+ *	+			dequeue_task(rq, p, DEQUEUE_SLEEP | queue_flags);
+ *	+			return 0;
+ *	+		}
+ *	+
+ *	+		enqueue_task(rq, p, queue_flags);
+ *
+ * rq->nr_running > 1 always holds here (still_delayed(): another task runs
+ * there), so V1 (2024-11-08, <750542452c4f852831e601e1b8de40df4b108d9a.camel@gmx.de>,
+ * the same without the buddy test) would decide as delayed=migrate does:
+ * a task pinned to one CPU never reaches ops.select_cpu(), as it never
+ * reaches select_task_rq_fair(). What tells V2 from migrate is the buddy
+ * test: a wakee whose CPU runs its waker (or the task it last woke) stays.
+ */
+static bool delayed_stays(struct task_struct *p, struct task_ctx *tctx, s32 prev_cpu)
+{
+	switch (pol(WP_POL_DELAYED)) {
+	case WP_DELAYED_REQUEUE:
+		return true;
+	case WP_DELAYED_MIGRATE_IF_BUSY:
+		return p->nr_cpus_allowed <= 1 || wake_buddies(p, tctx, prev_cpu);
+	default:
+		/* migrate, and off (NO_DELAY_DEQUEUE: never delayed in the first place) */
+		return false;
+	}
+}
+
 s32 BPF_STRUCT_OPS(wakeplace_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
-	u32 v = pol(WP_POL_DELAYED);
-	bool requeue;
+	bool buddies;
 	s32 cpu;
 
 	if (!tctx || !still_delayed(p, tctx, prev_cpu))
@@ -34,20 +121,12 @@ s32 BPF_STRUCT_OPS(wakeplace_select_cpu, struct task_struct *p, s32 prev_cpu, u6
 
 	/* Counted the same way whatever the variant ("would be delayed" under off). */
 	stat_inc(WP_ST_DELAYED_WAKEUPS);
-	switch (v) {
-	case WP_DELAYED_REQUEUE:
-		/* ttwu_runnable(): enqueue_task(ENQUEUE_DELAYED) where it is. */
-		requeue = true;
-		break;
-	case WP_DELAYED_MIGRATE_IF_BUSY:
-		/* Galbraith: dequeue and select when the old rq is busy (nr_running > 1). */
-		requeue = p->nr_cpus_allowed <= 1;
-		break;
-	default:
-		/* Zijlstra v2 11/12, and NO_DELAY_DEQUEUE: normal selection. */
-		requeue = false;
-	}
-	cpu = requeue ? prev_cpu : select_cpu_sis(p, prev_cpu, wake_flags);
+	buddies = wake_buddies(p, tctx, prev_cpu);
+	if (buddies)
+		stat_inc(WP_ST_DELAYED_BUDDIES);
+	shadow_delayed(p, tctx, prev_cpu, wake_flags, buddies);
+	/* Left in place: no select_task_rq(), so no record_wakee() either. */
+	cpu = delayed_stays(p, tctx, prev_cpu) ? prev_cpu : select_cpu_sis(p, prev_cpu, wake_flags);
 	stat_inc(cpu == prev_cpu ? WP_ST_DELAYED_STAYED : WP_ST_DELAYED_MOVED);
 	return cpu;
 }

@@ -4,24 +4,102 @@
  * select_idle_smt().
  */
 
-static __always_inline bool claim_idle(struct task_struct *p, s32 cpu)
+/* Is @cpu idle right now (the kernel's idle mask, and nothing queued or running)? */
+static bool cpu_is_idle(s32 cpu)
 {
-	return cpu >= 0 && bpf_cpumask_test_cpu(cpu, p->cpus_ptr) && cookie_ok(p, cpu) &&
-	       scx_bpf_test_and_clear_cpu_idle(cpu);
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	bool ret = cpu_idle_now(cpu, idle);
+
+	scx_bpf_put_idle_cpumask(idle);
+	return ret;
 }
 
 /*
- * select_idle_core() over @target's LLC in select_idle_cpu()'s order
- * (wrapping from target + 1), each core visited once through its first CPU
- * in that order. A core is idle when all its threads are idle, counting
- * @sync_cpu (the waker about to block, Reddy's patch) as idle. Returns the
- * claimed CPU or -1.
+ * Take @cpu for @p if it is idle. A dry selection (@dry, the shadow
+ * decisions) only looks: it claims nothing.
  */
-static s32 scan_idle_core(struct task_struct *p, s32 target, s32 sync_cpu)
+static bool claim_idle(struct task_struct *p, s32 cpu, bool dry)
+{
+	if (cpu < 0 || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr) || !cookie_ok(p, cpu))
+		return false;
+	return dry ? cpu_is_idle(cpu) : scx_bpf_test_and_clear_cpu_idle(cpu);
+}
+
+/*
+ * The has_idle_cores hint of each LLC (fair.c, 7.3: set_idle_cores(),
+ * test_idle_cores(), __update_idle_core()), indexed by LLC id. Like the
+ * kernel's it is a hint, not a fact: set when a CPU goes idle and its whole
+ * core is idle (__update_idle_core(), called as the idle task is picked;
+ * here from ops.update_idle()), cleared by a scan for an idle core that
+ * found none (select_idle_cpu(): "if (has_idle_core) set_idle_cores(target,
+ * false)"). Between the two it may be stale, as it is in the kernel.
+ */
+u8 llc_idle_core_hint[WP_MAX_CPUS];
+
+static __always_inline bool test_idle_cores(s32 cpu)
+{
+	u32 llc = topo_of(cpu_llc, cpu);
+
+	return llc < WP_MAX_CPUS && llc_idle_core_hint[llc & (WP_MAX_CPUS - 1)];
+}
+
+static __always_inline void set_idle_cores(s32 cpu, bool val)
+{
+	u32 llc = topo_of(cpu_llc, cpu);
+
+	if (llc < WP_MAX_CPUS)
+		llc_idle_core_hint[llc & (WP_MAX_CPUS - 1)] = val;
+}
+
+/* __update_idle_core(): @cpu goes idle; is every other thread of its core idle? */
+static void update_idle_core(s32 cpu)
+{
+	const struct cpumask *idle;
+	bool core_idle = true;
+	u32 k;
+
+	if (!smt_enabled || test_idle_cores(cpu))
+		return;
+	idle = scx_bpf_get_idle_cpumask();
+	bpf_for(k, 0, WP_MAX_SMT) {
+		s32 s = sibling(cpu, k);
+
+		if (s < 0)
+			break;
+		if (s != cpu && !cpu_idle_now(s, idle)) {
+			core_idle = false;
+			break;
+		}
+	}
+	scx_bpf_put_idle_cpumask(idle);
+	if (core_idle)
+		set_idle_cores(cpu, true);
+}
+
+void BPF_STRUCT_OPS(wakeplace_update_idle, s32 cpu, bool idle)
+{
+	if (idle)
+		update_idle_core(cpu);
+}
+
+/*
+ * select_idle_cpu() with has_idle_core (fair.c 7.3, select_idle_core()):
+ * over @target's LLC in for_each_cpu_wrap(target + 1) order, each core
+ * visited once through its first CPU in that order (the kernel drops a busy
+ * core's threads from the scan mask), the first core whose threads are all
+ * idle wins, and that first CPU is returned. @sync_cpu, when >= 0, counts as
+ * idle but is never the fallback (the sync family's waker-sibling variant).
+ * With no idle core, *@fallback gets the first idle CPU met (the kernel's
+ * *idle_cpu) and the hint is cleared. Returns the claimed CPU or -1; a dry
+ * scan claims and clears nothing.
+ */
+static s32 scan_idle_core(struct task_struct *p, s32 target, s32 sync_cpu, s32 *fallback,
+			  bool dry)
 {
 	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
 	s32 i, found = -1;
 
+	*fallback = -1;
 	bpf_for(i, 0, nr_cpus) {
 		s32 cpu = (target + 1 + i) % nr_cpus;
 		u32 pos = i, k;
@@ -36,36 +114,42 @@ static s32 scan_idle_core(struct task_struct *p, s32 target, s32 sync_cpu)
 				break;
 			if (s != cpu && (u32)((s - target - 1 + 2 * nr_cpus) % nr_cpus) < pos)
 				first = false;
-			if (s != sync_cpu && !cpu_idle_now(s, idle))
+			if (s == sync_cpu)
+				continue;
+			if (!cpu_idle_now(s, idle))
 				core_idle = false;
+			else if (*fallback < 0 && bpf_cpumask_test_cpu(s, p->cpus_ptr))
+				*fallback = s;
 		}
-		if (!first || !core_idle || cpu == sync_cpu || !cookie_ok(p, cpu))
+		if (!first || !core_idle || !cookie_ok(p, cpu))
 			continue;
-		if (scx_bpf_test_and_clear_cpu_idle(cpu)) {
+		if (dry || cpu == sync_cpu || scx_bpf_test_and_clear_cpu_idle(cpu)) {
 			found = cpu;
 			break;
 		}
 	}
 	scx_bpf_put_idle_cpumask(idle);
+	if (found < 0 && !dry)
+		set_idle_cores(target, false);
 	return found;
 }
 
 /* select_idle_cpu() without an idle core: the first idle CPU after target. */
-static s32 scan_idle_cpu(struct task_struct *p, s32 target)
+static s32 scan_idle_cpu(struct task_struct *p, s32 target, bool dry)
 {
 	s32 i;
 
 	bpf_for(i, 0, nr_cpus) {
 		s32 cpu = (target + 1 + i) % nr_cpus;
 
-		if (same_llc(cpu, target) && !cpu_busy(cpu) && claim_idle(p, cpu))
+		if (same_llc(cpu, target) && !cpu_busy(cpu) && claim_idle(p, cpu, dry))
 			return cpu;
 	}
 	return -1;
 }
 
 /* select_idle_smt(): an idle SMT sibling of @cpu. */
-static s32 idle_sibling_of(struct task_struct *p, s32 cpu)
+static s32 idle_sibling_of(struct task_struct *p, s32 cpu, bool dry)
 {
 	u32 k;
 
@@ -74,7 +158,7 @@ static s32 idle_sibling_of(struct task_struct *p, s32 cpu)
 
 		if (s < 0)
 			break;
-		if (s != cpu && !cpu_busy(s) && claim_idle(p, s))
+		if (s != cpu && !cpu_busy(s) && claim_idle(p, s, dry))
 			return s;
 	}
 	return -1;

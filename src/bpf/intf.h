@@ -45,6 +45,7 @@ enum wp_stat_idx {
 	WP_ST_KICK_PREEMPT,	/* busy CPUs kicked to preempt their task for a wakee */
 	WP_ST_KICK_BALANCE,	/* idle CPUs kicked from the tick to pull queued work */
 	WP_ST_SEL_PREV,		/* CPU selection: prev CPU idle */
+	WP_ST_SEL_RECENT,	/* CPU selection: the task's recent_used_cpu idle */
 	WP_ST_SEL_TARGET,	/* CPU selection: wake-affine target idle */
 	WP_ST_SEL_IDLE_CORE,	/* CPU selection: idle core in the LLC */
 	WP_ST_SEL_IDLE_CPU,	/* CPU selection: idle CPU (SMT thread) in the LLC */
@@ -54,6 +55,7 @@ enum wp_stat_idx {
 	WP_ST_DELAYED_WAKEUPS,	/* woken while still ineligible on its busy old CPU */
 	WP_ST_DELAYED_STAYED,	/* ... and queued on the old CPU again */
 	WP_ST_DELAYED_MOVED,	/* ... and placed on another CPU */
+	WP_ST_DELAYED_BUDDIES,	/* ... whose old CPU ran its waker or last wakee (Galbraith V2's test) */
 	/* sync family: WF_SYNC wakeups whose waker runs alone, and where the wakee went */
 	WP_ST_SYNC_WAKEUPS,
 	WP_ST_SYNC_ON_WAKER,	/* the waker's CPU (stacked) */
@@ -80,6 +82,35 @@ enum wp_stat_idx {
 	WP_ST_HELD_RESCUED,	/* tasks that waited a slice behind a higher class, pulled by another CPU */
 	WP_ST_STARVED_RUNS,	/* tasks queued for a quarter of the watchdog timeout, run out of order */
 	WP_ST_IDLE_RESCUE_KICKS, /* idle CPUs kicked by the timer: work waited there with no kick */
+	/*
+	 * Shadow decisions (shadow.bpf.c), whatever the variant in force.
+	 * delayed: of the delayed wakeups, those CPU selection would move
+	 * (migrate, off), ... to an idle CPU, and those migrate-if-busy would.
+	 */
+	WP_ST_SHADOW_MIGRATE_MOVES,
+	WP_ST_SHADOW_MIGRATE_TO_IDLE,
+	WP_ST_SHADOW_V2_MOVES,
+	/*
+	 * sync: of the sync wakeups, those where a proposal decides otherwise
+	 * than sis, then where it puts the wakee: on the waker's CPU, its
+	 * sibling, elsewhere (4 in a row per proposal); and per pair of
+	 * proposals, how often they disagree.
+	 */
+	WP_ST_SHADOW_WS_DIFFERS,
+	WP_ST_SHADOW_WS_ON_WAKER,
+	WP_ST_SHADOW_WS_ON_SIBLING,
+	WP_ST_SHADOW_WS_ELSEWHERE,
+	WP_ST_SHADOW_WC_DIFFERS,
+	WP_ST_SHADOW_WC_ON_WAKER,
+	WP_ST_SHADOW_WC_ON_SIBLING,
+	WP_ST_SHADOW_WC_ELSEWHERE,
+	WP_ST_SHADOW_PS_DIFFERS,
+	WP_ST_SHADOW_PS_ON_WAKER,
+	WP_ST_SHADOW_PS_ON_SIBLING,
+	WP_ST_SHADOW_PS_ELSEWHERE,
+	WP_ST_SHADOW_WS_WC_DIFFER,
+	WP_ST_SHADOW_WS_PS_DIFFER,
+	WP_ST_SHADOW_WC_PS_DIFFER,
 	WP_ST_NR,
 };
 

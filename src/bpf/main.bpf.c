@@ -34,6 +34,7 @@ char _license[] SEC("license") = "GPL";
 #include "idle.bpf.c"
 #include "sync.bpf.c"
 #include "select.bpf.c"
+#include "shadow.bpf.c"
 #include "delayed.bpf.c"
 #include "asym.bpf.c"
 #include "preempt.bpf.c"
@@ -115,6 +116,7 @@ SCX_OPS_DEFINE(wakeplace_ops,
 	       .stopping = (void *)wakeplace_stopping,
 	       .quiescent = (void *)wakeplace_quiescent,
 	       .tick = (void *)wakeplace_tick,
+	       .update_idle = (void *)wakeplace_update_idle,
 	       .cpu_acquire = (void *)wakeplace_cpu_acquire,
 	       .cpu_release = (void *)wakeplace_cpu_release,
 	       .core_sched_before = (void *)wakeplace_core_sched_before,

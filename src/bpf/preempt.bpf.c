@@ -1,7 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Policy family "preempt": when a wakeup preemption takes effect; here, the
- * lazy mode.
+ * lazy mode. The decision that a wakee should preempt is enqueue()'s
+ * (check_preempt_wakeup_fair()); the variants decide when.
+ *
+ * The family's thread: "Re: [PATCH] sched: Further restrict the preemption
+ * modes", Ciunas Bennett, 2026-06-05,
+ * <6c3fbb6d-d4e1-4984-b584-c067be844098@linux.ibm.com>: under lazy
+ * preemption a per-CPU kworker woken by a busy task waits up to a tick.
+ * The thread's fix moves the work to an unbound workqueue
+ * (queue_work(system_dfl_wq, ...)); no scheduler patch was posted.
+ * preempt=full is the kernel's preempt=full; preempt=pinned (at once for a
+ * wakee that can run on one CPU only, lazy otherwise) is this project's.
  */
 
 /*

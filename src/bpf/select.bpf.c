@@ -1,89 +1,259 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * CPU selection for a wakeup, after select_task_rq_fair().
+ * CPU selection for a wakeup, after select_task_rq_fair() and
+ * select_idle_sibling() (kernel/sched/fair.c, 7.3; 6.12 is the same in what
+ * is emulated here). fair.c's wakeup fast path does not look at ITMT
+ * priorities, so neither does this. The sync family's decisions are made
+ * in sync.bpf.c, at the points its patches change.
+ *
+ * Not emulated (fidelity issue): wake_affine_weight() (a non-idle,
+ * non-sync affine wakeup stays on prev), affine domains beyond the LLC,
+ * the SIS_UTIL scan limit, select_idle_capacity(), the per-CPU kthread
+ * stacking rule.
  */
+
+#define WAKEE_FLIP_DECAY_NS 1000000000ULL /* HZ jiffies */
+
+#ifndef PF_EXITING
+#define PF_EXITING 0x00000004
+#endif
 
 /*
- * CPU selection for a wakeup, after select_task_rq_fair():
- * wake_affine_idle() picks the target (the waker's CPU for a sync wakeup
- * when the waker is the only task there, else prev), then
- * select_idle_sibling(): target if idle, prev if idle and cache-affine, an
- * idle core in the LLC (select_idle_core), without one an idle sibling of
- * prev (select_idle_smt), any idle CPU in the LLC, else target. The sync
- * family changes what happens for the sync case; fair.c's wakeup fast path
- * does not look at ITMT priorities, so neither does this.
+ * record_wakee() (fair.c 7.3, 8525-8541), for the waker @cur and the wakee
+ * @p, kept in the scheduler's task contexts by pid: the kernel's
+ * last_wakee/wakee_flips are not readable per wakeup from BPF in a way
+ * that survives the tasks' exits, so they are kept here the same way.
+ *
+ *	if (time_after(jiffies, current->wakee_flip_decay_ts + HZ)) {
+ *		current->wakee_flips >>= 1;
+ *		current->wakee_flip_decay_ts = jiffies;
+ *	}
+ *	if (current->last_wakee != p) {
+ *		current->last_wakee = p;
+ *		current->wakee_flips++;
+ *	}
  */
-static s32 select_cpu_sis(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+static void record_wakee(struct task_ctx *cur, struct task_struct *p, u64 now)
 {
-	s32 this_cpu = bpf_get_smp_processor_id();
-	s32 target = prev_cpu, sync_cpu = -1, cpu;
-	u32 sync_pol = pol(WP_POL_SYNC);
-	bool sib_idle = false;
+	if (now - cur->wakee_flip_decay_ts > WAKEE_FLIP_DECAY_NS) {
+		cur->wakee_flips >>= 1;
+		cur->wakee_flip_decay_ts = now;
+	}
+	if (cur->last_wakee != p->pid) {
+		cur->last_wakee = p->pid;
+		cur->wakee_flips++;
+	}
+}
 
-	/*
-	 * wake_affine_idle(): WF_SYNC and the waker alone on its CPU (nothing
-	 * queued behind it, the queue-depth condition every variant keeps).
-	 */
-	if ((wake_flags & SCX_WAKE_SYNC) && this_cpu != prev_cpu &&
-	    bpf_cpumask_test_cpu(this_cpu, p->cpus_ptr) && same_llc(this_cpu, prev_cpu) &&
-	    scx_bpf_dsq_nr_queued(cpu_dsq(this_cpu)) == 0) {
-		target = this_cpu;
-		sync_cpu = this_cpu;
-		stat_inc(WP_ST_SYNC_WAKEUPS);
-		/* Kaushik v3: return the waker's CPU, only without SMT. */
-		if (sync_pol == WP_SYNC_WAKER_CPU && !smt_enabled) {
-			cpu = this_cpu;
-			goto out;
-		}
-	}
+/* CPUs in @cpu's LLC (sd_llc_size). */
+static u32 llc_size(s32 cpu)
+{
+	u32 n = 0;
+	s32 i;
 
-	if (claim_idle(p, target)) {
-		stat_inc(target == prev_cpu ? WP_ST_SEL_PREV : WP_ST_SEL_TARGET);
-		cpu = target;
-		goto out;
+	bpf_for(i, 0, nr_cpus) {
+		if (same_llc(i, cpu))
+			n++;
 	}
-	if (prev_cpu != target && same_llc(prev_cpu, target) && claim_idle(p, prev_cpu)) {
-		stat_inc(WP_ST_SEL_PREV);
-		cpu = prev_cpu;
-		goto out;
+	return n;
+}
+
+/*
+ * wake_wide() (8559-8570): a waker switching between many wakees, or a
+ * wakee woken by many, is not pulled to the waker's CPU.
+ *
+ *	if (slave < factor || master < slave * factor)
+ *		return 0;
+ *	return 1;
+ */
+static bool wake_wide(struct task_ctx *cur, struct task_ctx *wakee, s32 this_cpu)
+{
+	u32 master = cur->wakee_flips, slave = wakee->wakee_flips, factor = llc_size(this_cpu);
+
+	if (master < slave) {
+		u32 t = master;
+
+		master = slave;
+		slave = t;
+	}
+	return !(slave < factor || master < slave * factor);
+}
+
+/* Counters are the live selection's only; a dry one (@dry) counts nothing. */
+static __always_inline void sel_stat(enum wp_stat_idx idx, bool dry)
+{
+	if (!dry)
+		stat_inc(idx);
+}
+
+/*
+ * select_idle_sibling() (9184-9310): @target if idle, prev if idle and
+ * cache-affine, p->recent_used_cpu if idle and cache-affine, then, with SMT,
+ * under the has_idle_cores hint an idle core (else the first idle CPU met),
+ * without it an idle sibling of prev, else the first idle CPU after target;
+ * else target. target is @sync_cpu when the sync case chose the waker's
+ * CPU, else prev; @sync_cpu and the variant in @how are the sync family's
+ * (sync.bpf.c).
+ */
+static s32 select_idle_sibling(struct task_struct *p, struct task_ctx *tctx, s32 prev,
+			       s32 sync_cpu, u32 how)
+{
+	s32 target = sync_cpu >= 0 ? sync_cpu : prev, recent, cpu, fallback;
+	bool has_idle_core = false, dry = how & SEL_DRY;
+	u32 v = how & SEL_VARIANT;
+
+	if (claim_idle(p, target, dry)) {
+		sel_stat(target == prev ? WP_ST_SEL_PREV : WP_ST_SEL_TARGET, dry);
+		return target;
+	}
+	if (prev != target && same_llc(prev, target) && claim_idle(p, prev, dry)) {
+		sel_stat(WP_ST_SEL_PREV, dry);
+		return prev;
 	}
 	/*
-	 * The sync family's situation: neither the waker's CPU nor prev was
-	 * idle, the waker's SMT sibling is. Counted under every variant.
+	 *	recent_used_cpu = p->recent_used_cpu;
+	 *	p->recent_used_cpu = prev;
+	 *	if (recent_used_cpu != prev && recent_used_cpu != target &&
+	 *	    cpus_share_cache(recent_used_cpu, target) &&
+	 *	    choose_idle_cpu(recent_used_cpu, p) &&
+	 *	    cpumask_test_cpu(recent_used_cpu, p->cpus_ptr) && ...)
+	 *		return recent_used_cpu;
 	 */
-	sib_idle = sync_cpu >= 0 && smt_enabled && sibling_idle(p, sync_cpu);
+	recent = tctx->recent_used_cpu;
+	if (!dry)
+		tctx->recent_used_cpu = prev;
+	if (recent >= 0 && recent != prev && recent != target && same_llc(recent, target) &&
+	    claim_idle(p, recent, dry)) {
+		sel_stat(WP_ST_SEL_RECENT, dry);
+		return recent;
+	}
 	if (smt_enabled) {
-		cpu = scan_idle_core(p, target,
-				     sync_pol == WP_SYNC_WAKER_SIBLING ? sync_cpu : -1);
-		if (cpu >= 0) {
-			stat_inc(WP_ST_SEL_IDLE_CORE);
-			goto out;
-		}
-		/* Prateek: no idle core -> prev's idle sibling, else stack on the waker. */
-		if (sync_cpu >= 0 && sync_pol == WP_SYNC_PREV_SIBLING) {
-			cpu = idle_sibling_of(p, prev_cpu);
-			if (cpu < 0)
-				cpu = sync_cpu;
-			else
-				stat_inc(WP_ST_SEL_IDLE_CPU);
-			goto out;
-		}
-		if (same_llc(prev_cpu, target)) {
-			cpu = idle_sibling_of(p, prev_cpu);
-			if (cpu >= 0) {
-				stat_inc(WP_ST_SEL_IDLE_CPU);
-				goto out;
+		has_idle_core = test_idle_cores(target);
+		if (!has_idle_core) {
+			cpu = sync_no_idle_core(p, tctx, prev, sync_cpu, how);
+			if (cpu >= 0)
+				return cpu;
+			if (same_llc(prev, target)) {
+				cpu = idle_sibling_of(p, prev, dry);
+				if (cpu >= 0) {
+					sel_stat(WP_ST_SEL_IDLE_CPU, dry);
+					return cpu;
+				}
 			}
 		}
 	}
-	cpu = scan_idle_cpu(p, target);
-	if (cpu >= 0) {
-		stat_inc(smt_enabled ? WP_ST_SEL_IDLE_CPU : WP_ST_SEL_IDLE_CORE);
-		goto out;
+	if (has_idle_core) {
+		cpu = scan_idle_core(p, target, sync_idle_core_candidate(sync_cpu, v), &fallback,
+				     dry);
+		if (cpu >= 0) {
+			sel_stat(WP_ST_SEL_IDLE_CORE, dry);
+			return cpu;
+		}
+		if (claim_idle(p, fallback, dry)) {
+			sel_stat(WP_ST_SEL_IDLE_CPU, dry);
+			return fallback;
+		}
 	}
-	stat_inc(WP_ST_SEL_BUSY);
-	cpu = bpf_cpumask_test_cpu(target, p->cpus_ptr) ? target : prev_cpu;
-out:
+	cpu = scan_idle_cpu(p, target, dry);
+	if (cpu >= 0) {
+		sel_stat(smt_enabled ? WP_ST_SEL_IDLE_CPU : WP_ST_SEL_IDLE_CORE, dry);
+		return cpu;
+	}
+	sel_stat(WP_ST_SEL_BUSY, dry);
+	return bpf_cpumask_test_cpu(target, p->cpus_ptr) ? target : prev;
+}
+
+/*
+ * select_task_rq_fair() (9927-9993), its wakeup fast path:
+ *
+ *	int sync = (wake_flags & WF_SYNC) && !(current->flags & PF_EXITING);
+ *	...
+ *	record_wakee(p);
+ *	want_affine = !wake_wide(p) && cpumask_test_cpu(cpu, p->cpus_ptr);
+ *	for_each_domain(cpu, tmp) {
+ *		if (want_affine && (tmp->flags & SD_WAKE_AFFINE) &&
+ *		    cpumask_test_cpu(prev_cpu, sched_domain_span(tmp))) {
+ *			if (cpu != prev_cpu)
+ *				new_cpu = wake_affine(tmp, p, cpu, prev_cpu, sync);
+ *	...
+ *	if (wake_flags & WF_TTWU)
+ *		return select_idle_sibling(p, prev_cpu, new_cpu);
+ *
+ * and of wake_affine() -> wake_affine_idle() (8584-8613) the sync case:
+ *
+ *	if (sync) {
+ *		struct rq *rq = cpu_rq(this_cpu);
+ *		if ((rq->nr_running - cfs_h_nr_delayed(rq)) == 1)
+ *			return this_cpu;
+ *	}
+ *
+ * Here the affine domain is the LLC, and "nr_running == 1" is the waker
+ * alone: nothing queued behind it on its CPU. Returns new_cpu when it is
+ * the waker's CPU by that sync case (the sync family's situation), else -1.
+ */
+static s32 sync_target(struct task_struct *p, struct task_ctx *tctx, struct task_ctx *wctx,
+		       s32 prev_cpu, u64 wake_flags)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	s32 this_cpu = bpf_get_smp_processor_id();
+	bool sync, want_affine;
+
+	sync = (wake_flags & SCX_WAKE_SYNC) && !(cur->flags & PF_EXITING);
+	want_affine = !(wctx && wake_wide(wctx, tctx, this_cpu)) &&
+		      bpf_cpumask_test_cpu(this_cpu, p->cpus_ptr);
+	/* new_cpu == cpu: the waker's CPU (also when it is prev). */
+	if (want_affine && sync && same_llc(this_cpu, prev_cpu) &&
+	    scx_bpf_dsq_nr_queued(cpu_dsq(this_cpu)) == 0)
+		return this_cpu;
+	return -1;
+}
+
+/*
+ * The selection after record_wakee() (the caller's, done once): target is
+ * @sync_cpu (sync_target()) or prev; the sync family's variant in @how acts
+ * where its patch does; then select_idle_sibling().
+ */
+static s32 select_task_rq(struct task_struct *p, struct task_ctx *tctx, s32 prev_cpu,
+			  s32 sync_cpu, u32 how)
+{
+	s32 cpu;
+
+	if (sync_cpu >= 0) {
+		cpu = sync_waker_cpu(p, tctx, sync_cpu, how & SEL_VARIANT);
+		if (cpu >= 0)
+			return cpu;
+	}
+	return select_idle_sibling(p, tctx, prev_cpu, sync_cpu, how);
+}
+
+static void shadow_sync(struct task_struct *p, struct task_ctx *tctx, s32 prev, s32 sync_cpu);
+
+/*
+ * ops.select_cpu()'s selection for a wakeup that goes through
+ * select_task_rq(): record_wakee(), the shadow decisions of the sync
+ * family's other variants (shadow.bpf.c, before anything is claimed), then
+ * the selection under the variant in force.
+ */
+static s32 select_cpu_sis(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct task_ctx *tctx = lookup_task_ctx(p), *wctx = lookup_task_ctx(cur);
+	s32 sync_cpu, cpu;
+	bool sib_idle = false;
+
+	if (!tctx)
+		return prev_cpu;
+	/* A waker that is not a sched_ext task (an interrupt, RT) has no context: no record. */
+	if (wctx)
+		record_wakee(wctx, p, bpf_ktime_get_ns());
+	sync_cpu = sync_target(p, tctx, wctx, prev_cpu, wake_flags);
+	if (sync_cpu >= 0) {
+		stat_inc(WP_ST_SYNC_WAKEUPS);
+		/* The family's situation, counted under every variant (sync.bpf.c). */
+		sib_idle = sync_situation(p, sync_cpu, prev_cpu);
+		shadow_sync(p, tctx, prev_cpu, sync_cpu);
+	}
+	cpu = select_task_rq(p, tctx, prev_cpu, sync_cpu, pol(WP_POL_SYNC));
 	if (sync_cpu >= 0)
 		count_sync_placement(cpu, sync_cpu, prev_cpu, sib_idle);
 	return cpu;

@@ -42,6 +42,15 @@ const volatile char lose_comm[16];
 u32 policy[WP_POL_NR];
 
 /*
+ * How a selection runs: the sync family's variant to apply (SEL_VARIANT
+ * bits), and SEL_DRY for a dry selection (the shadow decisions), which
+ * decides without claiming an idle CPU or changing any state or counter.
+ * One word, as BPF functions take at most five arguments.
+ */
+#define SEL_VARIANT 0xff
+#define SEL_DRY 0x100
+
+/*
  * Lag is clamped like fair.c's update_entity_lag(): to about two slices of
  * service, so that a long sleeper neither hoards credit nor carries debt
  * forever.
@@ -64,6 +73,11 @@ struct task_ctx {
 	u64 cs_vruntime;
 	u64 cs_deadline;
 	s32 cs_core;
+	/* select_task_rq_fair()'s per-task state (select.bpf.c), by pid */
+	u32 last_wakee;		/* p->last_wakee: the task this one last woke */
+	u32 wakee_flips;	/* p->wakee_flips: how often it switched wakees, decayed */
+	u64 wakee_flip_decay_ts;
+	s32 recent_used_cpu;	/* p->recent_used_cpu: prev of its last wakeup */
 };
 
 struct {

@@ -6,6 +6,13 @@ cd "$(dirname "$0")"
 . ./lib.sh
 [ -d $SCX ] || { echo "FAIL: no $SCX in this guest"; echo "0 passed, 1 failed"; exit 1; }
 [ -x "$BIN" ] || { echo "FAIL: $BIN not built"; echo "0 passed, 1 failed"; exit 1; }
+# Run a private copy: a host build that replaces target/release/scx_wakeplace
+# while the suite runs would crash every later invocation of it (a client
+# segfaulted in ld.so that way).
+priv=$(mktemp -d /tmp/wakeplace-bin.XXXXXX)
+cp "$BIN" "$priv/scx_wakeplace" || { echo "FAIL: cannot copy $BIN"; echo "0 passed, 1 failed"; exit 1; }
+export WAKEPLACE_BIN=$priv/scx_wakeplace
+BIN=$WAKEPLACE_BIN
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
 pass=0 failed=0 failures=""
 tests=("$@")

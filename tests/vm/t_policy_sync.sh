@@ -13,9 +13,9 @@ cycles=${WAKEPLACE_CYCLES:-60}
 pin_to_last_core
 start_sched "$OUT/pol-sync.log"
 s=stock w=stock,sync=waker-sibling p=stock,sync=prev-sibling
-policy_rounds sync "$s $w $p" "sync_wakeups sync_on_waker sync_on_sibling sync_on_prev sync_elsewhere sync_sib_idle sync_sib_idle_taken" \
+SF="sync_wakeups sync_on_waker sync_on_sibling sync_on_prev sync_elsewhere sync_sib_idle sync_sib_idle_taken shadow_ws_differs shadow_ws_on_sibling shadow_ps_differs shadow_ps_on_waker"
+policy_rounds sync "$s $w $p" "$SF" \
 	taskset -c "$ALL_CPUS" python3 workloads/provoke_sync.py --cycles "$cycles" --waker 0 --hogs 2,3 --park 2
-stop_sched INT
 total=$((ROUNDS * cycles))
 [ "$(tot $s sync_wakeups)" -ge $((total / 2)) ] || fail "stock: only $(tot $s sync_wakeups) sync wakeups with the waker alone (provocation failed)"
 # The proposal acts only when, at the wakeup, prev is busy and the waker's
@@ -34,3 +34,42 @@ log "... and the wakee placed there: stock $ss%, waker-sibling $ws%"
 [ "$ws" -ge 80 ] || fail "waker-sibling: only $ws% of sync wakees went to the waker's idle sibling"
 [ "$ws" -ge $((ss + 20)) ] || fail "waker-sibling did not raise placements on the waker's idle sibling ($ss% -> $ws%)"
 log "prev-sibling: $(share $p)% (it differs from stock only when no idle core exists)"
+# Shadow decisions under stock: what waker-sibling would have done, at the
+# same wakeups, against what it did when in force.
+sh_ws=$(tot $s shadow_ws_on_sibling) missed=$(( $(tot $s sync_sib_idle) - $(tot $s sync_sib_idle_taken) ))
+log "shadow under stock: waker-sibling would differ $(tot $s shadow_ws_differs) times, to the waker's sibling $sh_ws (stock missed the idle sibling $missed times)"
+[ "$sh_ws" -ge $((missed / 2)) ] || fail "shadow: waker-sibling would have taken the waker's sibling only $sh_ws times of the $missed stock missed"
+
+# No idle core: a spinner on every core, the waker's sibling included, so
+# that no core ever goes idle as a whole and the has_idle_cores hint stays
+# clear. CPU 5 stays idle (its sibling 4 spins; 6-7 run a spinner and the
+# test's own processes).
+# Reddy's patch acts only under the hint: waker-sibling must place as stock
+# does (the idle CPU after the target, CPU 5). Prateek's prev-sibling finds
+# prev's sibling busy and stacks the (reciprocal) wakee on the waker; the
+# waker may also run on CPU 1 (busy), so that its wakeups go through CPU
+# selection and record it as its wakee's last_wakee, as fair.c does.
+declare -A FIRST
+for q in $s $w $p; do for f in $SF; do FIRST[$q|$f]=$(tot $q $f); done; done
+policy_rounds sync-busy "$s $w $p" "$SF" \
+	taskset -c "$ALL_CPUS" python3 workloads/provoke_sync.py --cycles "$cycles" --waker 0 --waker-also 1 --hogs 1,2,3,4,6 --park 2
+busy() { echo $(( $(tot "$1" "$2") - ${FIRST[$1|$2]} )); }
+on_waker() { echo $(( 100 * $(busy "$1" sync_on_waker) / ($(busy "$1" sync_wakeups) + 1) )); }
+away() { echo $(( 100 * $(busy "$1" sync_elsewhere) / ($(busy "$1" sync_wakeups) + 1) )); }
+log "no idle core, on the waker's CPU: stock $(on_waker $s)%, waker-sibling $(on_waker $w)%, prev-sibling $(on_waker $p)%"
+log "no idle core, elsewhere: stock $(away $s)%, waker-sibling $(away $w)%, prev-sibling $(away $p)%"
+log "no idle core, waker-sibling decided otherwise than sis (shadow): under stock $(busy $s shadow_ws_differs), under waker-sibling $(busy $w shadow_ws_differs)"
+[ "$(busy $s sync_wakeups)" -ge $((total / 2)) ] || fail "no idle core: only $(busy $s sync_wakeups) sync wakeups under stock (provocation failed)"
+[ "$(on_waker $p)" -ge 60 ] || fail "prev-sibling: only $(on_waker $p)% stacked on the waker with no idle core"
+[ "$(on_waker $s)" -le 20 ] || fail "stock: $(on_waker $s)% stacked on the waker (an idle CPU was free)"
+# Reddy's patch is a no-op here: asserted on its own decisions (the shadow
+# of waker-sibling against sis at the same wakeups, under both policies),
+# since the live placements of two runs differ by the guest's noise (how
+# often CPU 5 is free) more than by the policy.
+for q in $s $w; do
+	[ $(( 20 * $(busy $q shadow_ws_differs) )) -le "$(busy $q sync_wakeups)" ] ||
+		fail "waker-sibling is not a no-op with no idle core: under $q it decided otherwise than sis $(busy $q shadow_ws_differs) of $(busy $q sync_wakeups) times"
+done
+log "shadow under stock, no idle core: prev-sibling would stack $(busy $s shadow_ps_on_waker) of $(busy $s sync_wakeups), waker-sibling differ $(busy $s shadow_ws_differs)"
+[ $(( 2 * $(busy $s shadow_ps_on_waker) )) -ge "$(busy $s sync_wakeups)" ] || fail "shadow: prev-sibling would stack only $(busy $s shadow_ps_on_waker) of $(busy $s sync_wakeups) with no idle core"
+stop_sched INT

@@ -11,17 +11,19 @@ grep -q , /sys/devices/system/cpu/cpu0/topology/thread_siblings_list &&
 	fail "SMT is on: boot with run.sh --no-smt"
 cycles=${WAKEPLACE_CYCLES:-60}
 start_sched "$OUT/pol-sync-nosmt.log"
-s=stock k=stock,sync=waker-cpu w=stock,sync=waker-sibling
-policy_rounds sync "$s $k $w" "sync_wakeups sync_on_waker sync_on_sibling sync_on_prev sync_elsewhere" \
-	python3 workloads/provoke_sync.py --cycles "$cycles" --waker 0 --hogs 1 --park 1
+s=stock k=stock,sync=waker-cpu w=stock,sync=waker-sibling p=stock,sync=prev-sibling
+policy_rounds sync "$s $k $w $p" "sync_wakeups sync_on_waker sync_on_sibling sync_on_prev sync_elsewhere" \
+	python3 workloads/provoke_sync.py --cycles "$cycles" --waker 0 --waker-also 1 --hogs 1 --park 1
 stop_sched INT
 check_no_ejection
 total=$((ROUNDS * cycles))
 [ "$(tot $s sync_wakeups)" -ge $((total / 2)) ] || fail "stock: only $(tot $s sync_wakeups) sync wakeups with the waker alone (provocation failed)"
 share() { echo $(( 100 * $(tot "$1" sync_on_waker) / ($(tot "$1" sync_wakeups) + 1) )); }
-ss=$(share $s) ks=$(share $k) ws=$(share $w)
-log "on the waker's CPU: stock $ss%, waker-cpu $ks%, waker-sibling $ws%"
+ss=$(share $s) ks=$(share $k) ws=$(share $w) ps=$(share $p)
+log "on the waker's CPU: stock $ss%, waker-cpu $ks%, waker-sibling $ws%, prev-sibling $ps%"
 [ "$ks" -ge 80 ] || fail "waker-cpu: only $ks% of sync wakees on the waker's CPU"
 [ "$ss" -le 30 ] || fail "stock: $ss% of sync wakees stacked on the waker (should go to an idle CPU)"
 [ "$(tot $w sync_on_sibling)" -eq 0 ] || fail "waker-sibling placed wakees on a sibling with SMT off"
 [ "$ws" -le $((ss + 15)) ] || fail "waker-sibling is not a no-op with SMT off ($ss% -> $ws%)"
+# Prateek's change lives in select_idle_sibling()'s sched_smt_active() block.
+[ "$ps" -le $((ss + 15)) ] || fail "prev-sibling is not a no-op with SMT off ($ss% -> $ps%)"

@@ -8,6 +8,11 @@ usually ineligible (lag < 0) there: DELAY_DEQUEUE's case. Whether its wakeup
 requeues it behind the spinner or moves it to an idle allowed CPU is the
 policy under test; the scheduler's own counters say what happened.
 
+With --waker-on-home the spinner is the waker itself: it spins on the
+worker's home CPU and writes the eventfd from there, so the delayed worker
+is woken while its CPU runs its waker, the pair Galbraith's V2 does not
+separate ("Do not rip buddies apart").
+
 The worker runs at nice 10 so that its ineligibility outlasts the emulator's
 wakeup latency (its vruntime runs 10x ahead of the spinner's). Prints one
 JSON object with the cycles run.
@@ -47,19 +52,35 @@ def main():
     ap.add_argument("--home", type=int, default=3)
     ap.add_argument("--allowed", default="1-3")
     ap.add_argument("--waker", type=int, default=0)
+    ap.add_argument("--waker-on-home", action="store_true")
     a = ap.parse_args()
-
-    hog = os.fork()
-    if hog == 0:
-        os.sched_setaffinity(0, {a.home})
-        while True:
-            pass
 
     efd = os.eventfd(0)
     done_r, done_w = os.pipe()
+    hog = os.fork()
+    if hog == 0:
+        os.sched_setaffinity(0, {a.home})
+        if not a.waker_on_home:
+            while True:
+                pass
+        # Spin, polling the pipe; on each byte, wait the delay and wake the worker.
+        os.close(done_w)
+        os.set_blocking(done_r, False)
+        while True:
+            try:
+                b = os.read(done_r, 1)
+            except BlockingIOError:
+                continue
+            if not b:
+                os._exit(0)
+            spin(a.delay_us / 1e6)
+            os.eventfd_write(efd, 1)
+
     waker = os.fork()
     if waker == 0:
         os.close(done_w)
+        if a.waker_on_home:
+            os._exit(0)
         os.sched_setaffinity(0, {a.waker})
         while os.read(done_r, 1):
             spin(a.delay_us / 1e6)

@@ -25,6 +25,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cycles", type=int, default=150)
     ap.add_argument("--waker", type=int, default=0)
+    # A waker pinned to one CPU is never woken through CPU selection, so the
+    # kernel (and the scheduler) never records its wakee as last_wakee: the
+    # reciprocal-pair tests of the sync proposals need a second, busy CPU
+    # here (--hogs it), where the waker is allowed but never goes.
+    ap.add_argument("--waker-also", type=int, default=None)
     ap.add_argument("--hogs", default="2,3")
     ap.add_argument("--park", type=int, default=2)
     a = ap.parse_args()
@@ -55,7 +60,7 @@ def main():
             os.write(ba_w, b"y")
         os._exit(0)
 
-    os.sched_setaffinity(0, {a.waker})
+    os.sched_setaffinity(0, {a.waker} | ({a.waker_also} if a.waker_also is not None else set()))
     for _ in range(a.cycles):
         os.write(ab_w, b"x")
         os.read(ba_r, 1)
