@@ -122,6 +122,11 @@ pub struct Opts {
     #[clap(long, value_name = "NAME", hide = true, value_parser = parse_comm)]
     pub debug_lose_comm: Option<String>,
 
+    /// Skip the shadow decisions (their shadow_* counters stay 0): to measure
+    /// what they cost per wakeup (--bpf-cost in wakeplace-ab). Hidden.
+    #[clap(long, hide = true)]
+    pub no_shadow: bool,
+
     /// For comparisons on 7.x: keep the deprecated ops.cpu_release()/
     /// cpu_acquire() path instead of SCX_OPS_ALWAYS_ENQ_IMMED. Hidden.
     #[clap(long, hide = true)]
@@ -327,6 +332,7 @@ impl<'a> Scheduler<'a> {
         );
         pc.apply_overrides(rank_ovr.as_ref(), perf_ovr.as_ref());
         rodata.asym_avail = pc.available();
+        rodata.shadow_on = !opts.no_shadow;
         if let Some(comm) = &opts.debug_lose_comm {
             warn!("fault injection: tasks named '{comm}' will never run (--debug-lose-comm)");
             for (d, b) in rodata.lose_comm.iter_mut().zip(comm.bytes()) {

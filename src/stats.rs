@@ -743,7 +743,7 @@ mod tests {
             line.starts_with("[wakeplace] wake     15 idle-wait    3"),
             "{line}"
         );
-        assert_eq!(line.lines().count(), 2);
+        assert_eq!(line.lines().count(), 3);
         assert_eq!(m.wakeups_total, 25);
         assert_eq!(m.counters_backwards, 0);
         // A counter that went backwards is counted, not hidden by the delta.

@@ -8,7 +8,7 @@
 #   tools/figures.sh all | FIGURE...
 #
 # FIGURE: delayed-stalls sync-handoff preempt-kworker coresched-share bpf-cost
-# env: WAKEPLACE_ROUNDS (default 4), WAKEPLACE_PEER_DIR (where scx_bpfland
+# env: WAKEPLACE_ROUNDS (default 4), WAKEPLACE_FIG_TIMEOUT (s), WAKEPLACE_PEER_DIR (where scx_bpfland
 #      is for bpf-cost; default /var/cache/scx_wakeplace/peers/bin, filled
 #      by tools/install-peers.sh; copied into the out dir for the guest),
 #      WAKEPLACE_NO_COPY=1 leaves docs/ alone.
@@ -33,7 +33,7 @@ kernel=$(tools/vm/build-kernel.sh | tail -n 1)
 out=results/figures
 mkdir -p "$out"
 # About 3 minutes of series per figure under TCG, plus the boot.
-timeout=$((300 + 360 * ${#figs[@]}))
+timeout=${WAKEPLACE_FIG_TIMEOUT:-$((300 + 360 * ${#figs[@]}))}
 rc=0
 # Peer schedulers: virtme-ng mounts a tmpfs over /var/cache in the guest,
 # so the binaries tools/install-peers.sh left there are copied into the out

@@ -63,6 +63,7 @@ void BPF_STRUCT_OPS(wakeplace_running, struct task_struct *p)
 	cctx->held_since = 0;
 	cctx->curr_deadline = tctx->deadline;
 	cctx->curr_cookie = task_cookie(p);
+	cctx->curr_last_wakee = tctx->last_wakee;
 	cs_place(p, tctx, cpu, false);
 
 	if (tctx->enq_ts) {

@@ -43,19 +43,16 @@ static bool still_delayed(struct task_struct *p, struct task_ctx *tctx, s32 prev
 /*
  * Galbraith V2's buddy test: did the task running on @cpu last wake @p, or
  * @p last wake it? last_wakee is the scheduler's own (select.bpf.c,
- * record_wakee()), by pid.
+ * record_wakee()), by pid; the running task's is mirrored in its CPU's
+ * context, as 6.12 gives no trusted pointer to another CPU's current task.
  */
 static bool wake_buddies(struct task_struct *p, struct task_ctx *tctx, s32 cpu)
 {
-	struct task_struct *curr = __COMPAT_scx_bpf_cpu_curr(cpu);
-	struct task_ctx *cur_ctx;
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 
-	if (!curr)
+	if (!cctx || !cctx->curr_pid)
 		return false;
-	if (tctx->last_wakee == curr->pid)
-		return true;
-	cur_ctx = lookup_task_ctx(curr);
-	return cur_ctx && cur_ctx->last_wakee == p->pid;
+	return tctx->last_wakee == cctx->curr_pid || cctx->curr_last_wakee == p->pid;
 }
 
 /*
@@ -110,23 +107,29 @@ static bool delayed_stays(struct task_struct *p, struct task_ctx *tctx, s32 prev
 	}
 }
 
+/* select_cpu_sis() is called from one place only: the verifier explores it once. */
 s32 BPF_STRUCT_OPS(wakeplace_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
-	bool buddies;
+	bool delayed = false, buddies;
 	s32 cpu;
 
-	if (!tctx || !still_delayed(p, tctx, prev_cpu))
-		return select_cpu_sis(p, prev_cpu, wake_flags);
-
-	/* Counted the same way whatever the variant ("would be delayed" under off). */
-	stat_inc(WP_ST_DELAYED_WAKEUPS);
-	buddies = wake_buddies(p, tctx, prev_cpu);
-	if (buddies)
-		stat_inc(WP_ST_DELAYED_BUDDIES);
-	shadow_delayed(p, tctx, prev_cpu, wake_flags, buddies);
-	/* Left in place: no select_task_rq(), so no record_wakee() either. */
-	cpu = delayed_stays(p, tctx, prev_cpu) ? prev_cpu : select_cpu_sis(p, prev_cpu, wake_flags);
-	stat_inc(cpu == prev_cpu ? WP_ST_DELAYED_STAYED : WP_ST_DELAYED_MOVED);
+	if (tctx && still_delayed(p, tctx, prev_cpu)) {
+		/* Counted the same way whatever the variant ("would be delayed" under off). */
+		stat_inc(WP_ST_DELAYED_WAKEUPS);
+		buddies = wake_buddies(p, tctx, prev_cpu);
+		if (buddies)
+			stat_inc(WP_ST_DELAYED_BUDDIES);
+		shadow_delayed(p, tctx, prev_cpu, wake_flags, buddies);
+		/* Left in place: no select_task_rq(), so no record_wakee() either. */
+		if (delayed_stays(p, tctx, prev_cpu)) {
+			stat_inc(WP_ST_DELAYED_STAYED);
+			return prev_cpu;
+		}
+		delayed = true;
+	}
+	cpu = select_cpu_sis(p, prev_cpu, wake_flags);
+	if (delayed)
+		stat_inc(cpu == prev_cpu ? WP_ST_DELAYED_STAYED : WP_ST_DELAYED_MOVED);
 	return cpu;
 }

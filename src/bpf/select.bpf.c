@@ -212,12 +212,20 @@ static s32 sync_target(struct task_struct *p, struct task_ctx *tctx, struct task
  * The selection after record_wakee() (the caller's, done once): target is
  * @sync_cpu (sync_target()) or prev; the sync family's variant in @how acts
  * where its patch does; then select_idle_sibling().
+ *
+ * A global function: the verifier checks it once, on its own, instead of
+ * once per call site and caller state. With the shadow decisions' dry
+ * selections beside the live one, the static version took minutes to
+ * verify on 7.3 and did not finish on 6.12 under TCG.
  */
-static s32 select_task_rq(struct task_struct *p, struct task_ctx *tctx, s32 prev_cpu,
-			  s32 sync_cpu, u32 how)
+__noinline s32 select_task_rq(struct task_struct *p __arg_trusted, s32 prev_cpu, s32 sync_cpu,
+			      u32 how)
 {
+	struct task_ctx *tctx = lookup_task_ctx(p);
 	s32 cpu;
 
+	if (!tctx)
+		return prev_cpu;
 	if (sync_cpu >= 0) {
 		cpu = sync_waker_cpu(p, tctx, sync_cpu, how & SEL_VARIANT);
 		if (cpu >= 0)
@@ -226,7 +234,7 @@ static s32 select_task_rq(struct task_struct *p, struct task_ctx *tctx, s32 prev
 	return select_idle_sibling(p, tctx, prev_cpu, sync_cpu, how);
 }
 
-static void shadow_sync(struct task_struct *p, struct task_ctx *tctx, s32 prev, s32 sync_cpu);
+static void shadow_sync(struct task_struct *p, s32 prev, s32 sync_cpu);
 
 /*
  * ops.select_cpu()'s selection for a wakeup that goes through
@@ -244,16 +252,21 @@ static s32 select_cpu_sis(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 	if (!tctx)
 		return prev_cpu;
 	/* A waker that is not a sched_ext task (an interrupt, RT) has no context: no record. */
-	if (wctx)
+	if (wctx) {
+		struct cpu_ctx *cctx = lookup_cpu_ctx(bpf_get_smp_processor_id());
+
 		record_wakee(wctx, p, bpf_ktime_get_ns());
+		if (cctx && cctx->curr_pid == cur->pid)
+			cctx->curr_last_wakee = wctx->last_wakee;
+	}
 	sync_cpu = sync_target(p, tctx, wctx, prev_cpu, wake_flags);
 	if (sync_cpu >= 0) {
 		stat_inc(WP_ST_SYNC_WAKEUPS);
 		/* The family's situation, counted under every variant (sync.bpf.c). */
 		sib_idle = sync_situation(p, sync_cpu, prev_cpu);
-		shadow_sync(p, tctx, prev_cpu, sync_cpu);
+		shadow_sync(p, prev_cpu, sync_cpu);
 	}
-	cpu = select_task_rq(p, tctx, prev_cpu, sync_cpu, pol(WP_POL_SYNC));
+	cpu = select_task_rq(p, prev_cpu, sync_cpu, pol(WP_POL_SYNC));
 	if (sync_cpu >= 0)
 		count_sync_placement(cpu, sync_cpu, prev_cpu, sib_idle);
 	return cpu;

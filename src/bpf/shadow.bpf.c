@@ -31,23 +31,32 @@ static __always_inline void shadow_sync_count(enum wp_stat_idx base, s32 v_cpu, 
 	stat_inc(base + 1 + sync_place(v_cpu, waker));
 }
 
-/* sync family: a sync wakeup whose waker is alone (sync_target()). */
-static void shadow_sync(struct task_struct *p, struct task_ctx *tctx, s32 prev, s32 sync_cpu)
+/*
+ * sync family: a sync wakeup whose waker is alone (sync_target()): the
+ * four variants' dry selections.
+ */
+static void shadow_sync(struct task_struct *p, s32 prev, s32 sync_cpu)
 {
-	s32 sis, ws, wc, ps;
+	s32 d[4] = { -1, -1, -1, -1 };
+	u32 v;
 
-	sis = select_task_rq(p, tctx, prev, sync_cpu, WP_SYNC_SIS | SEL_DRY);
-	ws = select_task_rq(p, tctx, prev, sync_cpu, WP_SYNC_WAKER_SIBLING | SEL_DRY);
-	wc = select_task_rq(p, tctx, prev, sync_cpu, WP_SYNC_WAKER_CPU | SEL_DRY);
-	ps = select_task_rq(p, tctx, prev, sync_cpu, WP_SYNC_PREV_SIBLING | SEL_DRY);
-	shadow_sync_count(WP_ST_SHADOW_WS_DIFFERS, ws, sis, sync_cpu);
-	shadow_sync_count(WP_ST_SHADOW_WC_DIFFERS, wc, sis, sync_cpu);
-	shadow_sync_count(WP_ST_SHADOW_PS_DIFFERS, ps, sis, sync_cpu);
-	if (ws != wc)
+	if (!shadow_on)
+		return;
+	bpf_for(v, 0, 4) {
+		s32 cpu = select_task_rq(p, prev, sync_cpu, v | SEL_DRY);
+
+		d[v & 3] = cpu;
+	}
+	shadow_sync_count(WP_ST_SHADOW_WS_DIFFERS, d[WP_SYNC_WAKER_SIBLING], d[WP_SYNC_SIS],
+			  sync_cpu);
+	shadow_sync_count(WP_ST_SHADOW_WC_DIFFERS, d[WP_SYNC_WAKER_CPU], d[WP_SYNC_SIS], sync_cpu);
+	shadow_sync_count(WP_ST_SHADOW_PS_DIFFERS, d[WP_SYNC_PREV_SIBLING], d[WP_SYNC_SIS],
+			  sync_cpu);
+	if (d[WP_SYNC_WAKER_SIBLING] != d[WP_SYNC_WAKER_CPU])
 		stat_inc(WP_ST_SHADOW_WS_WC_DIFFER);
-	if (ws != ps)
+	if (d[WP_SYNC_WAKER_SIBLING] != d[WP_SYNC_PREV_SIBLING])
 		stat_inc(WP_ST_SHADOW_WS_PS_DIFFER);
-	if (wc != ps)
+	if (d[WP_SYNC_WAKER_CPU] != d[WP_SYNC_PREV_SIBLING])
 		stat_inc(WP_ST_SHADOW_WC_PS_DIFFER);
 }
 
@@ -62,9 +71,12 @@ static void shadow_delayed(struct task_struct *p, struct task_ctx *tctx, s32 pre
 			   u64 wake_flags, bool buddies)
 {
 	struct task_ctx *wctx = lookup_task_ctx(bpf_get_current_task_btf());
-	s32 sync_cpu = sync_target(p, tctx, wctx, prev, wake_flags), cpu;
+	s32 sync_cpu, cpu;
 
-	cpu = select_task_rq(p, tctx, prev, sync_cpu, pol(WP_POL_SYNC) | SEL_DRY);
+	if (!shadow_on)
+		return;
+	sync_cpu = sync_target(p, tctx, wctx, prev, wake_flags);
+	cpu = select_task_rq(p, prev, sync_cpu, pol(WP_POL_SYNC) | SEL_DRY);
 	if (cpu == prev)
 		return;
 	stat_inc(WP_ST_SHADOW_MIGRATE_MOVES);

@@ -37,6 +37,8 @@ const volatile bool asym_avail;
  * ("runnable task stall"). Empty: off.
  */
 const volatile char lose_comm[16];
+/* Shadow decisions (shadow.bpf.c) on; off only to measure their cost. */
+const volatile bool shadow_on = true;
 
 /* The variant in force for each policy family (0: stock); set at run time. */
 u32 policy[WP_POL_NR];
@@ -95,6 +97,7 @@ struct cpu_ctx {
 	u32 curr_pid;		/* running task, 0 when idle */
 	u32 lazy_pending;	/* lazy preemptions wanted here and not acted on yet (preempt_lazy()) */
 	u64 curr_cookie;	/* core-scheduling cookie of the running task */
+	u32 curr_last_wakee;	/* the running task's last_wakee (select.bpf.c), by pid */
 	u32 released;		/* taken by a higher class (ops.cpu_release), not yet back */
 	u64 held_since;		/* first seen held by a higher class (rescue_held()), 0: not */
 	u64 starve_scan_ts;	/* last scan for starved tasks (run_starved()) */

@@ -71,6 +71,9 @@ fig_coresched-share() {
 		-b 'name=cs-share;cmd=cs-share --cpu 2 --duration 5'
 }
 
+# bpf-cost: the BPF programs' run time per call (wakeplace-ab --bpf-cost), stock and
+# proposed, stock without the shadow decisions (--no-shadow: what they cost),
+# and the peers that tools/install-peers.sh built.
 fig_bpf-cost() {
 	local peers=() p
 	for p in bpfland cosmos; do
@@ -81,7 +84,8 @@ fig_bpf-cost() {
 		fi
 	done
 	ab bpf-cost --bpf-cost --peer-dir "$PEER_DIR" \
-		-s wakeplace=wakeplace:stock -s proposed=wakeplace:proposed "${peers[@]}" \
+		-s wakeplace=wakeplace:stock -s proposed=wakeplace:proposed \
+		-s "noshadow=cmd:$BIN --policy stock --no-shadow" "${peers[@]}" \
 		-b 'name=hackbench;metric=time_s;cmd=bench-wrap hackbench -- -g 2 -l 50' \
 		-b 'name=handoff-l5;cmd=handoff -l 5 --wake pipe --accesses 3000 --reps 1'
 }
