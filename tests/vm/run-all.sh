@@ -10,7 +10,10 @@ cd "$(dirname "$0")"
 # while the suite runs would crash every later invocation of it (a client
 # segfaulted in ld.so that way).
 priv=$(mktemp -d /tmp/wakeplace-bin.XXXXXX)
-cp "$BIN" "$priv/scx_wakeplace" || { echo "FAIL: cannot copy $BIN"; echo "0 passed, 1 failed"; exit 1; }
+# Readable and executable by all: the tests also run it as nobody.
+chmod 755 "$priv"
+cp "$BIN" "$priv/scx_wakeplace" && chmod 755 "$priv/scx_wakeplace" ||
+	{ echo "FAIL: cannot copy $BIN"; echo "0 passed, 1 failed"; exit 1; }
 export WAKEPLACE_BIN=$priv/scx_wakeplace
 BIN=$WAKEPLACE_BIN
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
