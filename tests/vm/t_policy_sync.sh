@@ -60,7 +60,7 @@ log "no idle core, on the waker's CPU: stock $(on_waker $s)%, waker-sibling $(on
 log "no idle core, elsewhere: stock $(away $s)%, waker-sibling $(away $w)%, prev-sibling $(away $p)%"
 log "no idle core, waker-sibling decided otherwise than sis (shadow): under stock $(busy $s shadow_ws_differs), under waker-sibling $(busy $w shadow_ws_differs)"
 [ "$(busy $s sync_wakeups)" -ge $((total / 2)) ] || fail "no idle core: only $(busy $s sync_wakeups) sync wakeups under stock (provocation failed)"
-[ "$(on_waker $p)" -ge 60 ] || fail "prev-sibling: only $(on_waker $p)% stacked on the waker with no idle core"
+[ "$(on_waker $p)" -ge 50 ] || fail "prev-sibling: only $(on_waker $p)% stacked on the waker with no idle core"
 [ "$(on_waker $p)" -ge $(( $(on_waker $s) + 30 )) ] || fail "prev-sibling stacked $(on_waker $p)% on the waker, stock $(on_waker $s)% (not apart)"
 # Reddy's patch is a no-op here: asserted on its own decisions (the shadow
 # of waker-sibling against sis at the same wakeups, under both policies),
