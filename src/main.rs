@@ -342,6 +342,8 @@ impl<'a> Scheduler<'a> {
         for cpu in 0..layout.nr_cpu_ids {
             rodata.cpu_llc[cpu] = layout.llc[cpu];
             rodata.cpu_core[cpu] = layout.core[cpu];
+            rodata.cpu_llc_size[cpu] =
+                layout.llc.iter().filter(|l| **l == layout.llc[cpu]).count() as u32;
             rodata.cpu_nr_sibs[cpu] = layout.sibs[cpu].len() as u32;
             for (k, sib) in layout.sibs[cpu].iter().enumerate() {
                 rodata.cpu_sibs[cpu][k] = *sib;

@@ -17,18 +17,14 @@ pub struct Post {
 }
 
 impl Post {
-    fn cite_md(&self) -> String {
+    /// "subject (author, date)" and the Message-ID: `<id>` in text, a lore
+    /// link in markdown (@md).
+    fn cite(&self, md: bool) -> String {
         let mut s = format!("{} ({}, {})", self.subject, self.author, self.date);
-        if let Some(id) = self.msgid {
-            s.push_str(&format!(", [lore](https://lore.kernel.org/all/{id}/)"));
-        }
-        s
-    }
-
-    fn cite(&self) -> String {
-        let mut s = format!("{} ({}, {})", self.subject, self.author, self.date);
-        if let Some(id) = self.msgid {
-            s.push_str(&format!(", <{id}>"));
+        match self.msgid {
+            Some(id) if md => s.push_str(&format!(", [lore](https://lore.kernel.org/all/{id}/)")),
+            Some(id) => s.push_str(&format!(", <{id}>")),
+            None => {}
         }
         s
     }
@@ -47,17 +43,10 @@ pub enum Follows {
 }
 
 impl Follows {
-    fn cite_md(&self) -> String {
-        match self {
-            Follows::Patch(p) => format!("patch: {}", p.cite_md()),
-            _ => self.cite(),
-        }
-    }
-
-    fn cite(&self) -> String {
+    fn cite(&self, md: bool) -> String {
         match self {
             Follows::Kernel(s) => format!("stock kernel: {s}"),
-            Follows::Patch(p) => format!("patch: {}", p.cite()),
+            Follows::Patch(p) => format!("patch: {}", p.cite(md)),
             Follows::Setting(s) => format!("setting: {s}"),
             Follows::Own(s) => format!("not from a patch: {s}"),
         }
@@ -476,13 +465,13 @@ pub fn describe() -> String {
             "\n{}: {}\n  thread: {}\n",
             f.name,
             f.what,
-            f.thread.cite()
+            f.thread.cite(false)
         ));
         for (k, v) in f.variants.iter().enumerate() {
             let item = format!("{}={}", f.name, v.name);
             let stock = if k == 0 { " (stock)" } else { "" };
             out.push_str(&format!("  {item}{stock}: {}\n", v.desc));
-            out.push_str(&format!("      {}\n", v.follows.cite()));
+            out.push_str(&format!("      {}\n", v.follows.cite(false)));
             if !v.differs.is_empty() {
                 out.push_str(&format!("      differs: {}\n", v.differs));
             }
@@ -510,14 +499,14 @@ pub fn describe_markdown() -> String {
                 "| {fam} | `{}`{stock} | {} | {} | {} |\n",
                 v.name,
                 cell(v.desc),
-                cell(&v.follows.cite_md()),
+                cell(&v.follows.cite(true)),
                 cell(v.differs)
             ));
         }
     }
     out.push_str("\nThreads:\n\n");
     for f in FAMILIES {
-        out.push_str(&format!("- {}: {}\n", f.name, f.thread.cite_md()));
+        out.push_str(&format!("- {}: {}\n", f.name, f.thread.cite(true)));
     }
     out
 }

@@ -93,14 +93,15 @@ static bool wake_buddies(struct task_struct *p, struct task_ctx *tctx, s32 cpu)
  * a task pinned to one CPU never reaches ops.select_cpu(), as it never
  * reaches select_task_rq_fair(). What tells V2 from migrate is the buddy
  * test: a wakee whose CPU runs its waker (or the task it last woke) stays.
+ * @buddies: wake_buddies() for this wakeup, computed once by the caller.
  */
-static bool delayed_stays(struct task_struct *p, struct task_ctx *tctx, s32 prev_cpu)
+static bool delayed_stays(struct task_struct *p, bool buddies)
 {
 	switch (pol(WP_POL_DELAYED)) {
 	case WP_DELAYED_REQUEUE:
 		return true;
 	case WP_DELAYED_MIGRATE_IF_BUSY:
-		return p->nr_cpus_allowed <= 1 || wake_buddies(p, tctx, prev_cpu);
+		return p->nr_cpus_allowed <= 1 || buddies;
 	default:
 		/* migrate, and off (NO_DELAY_DEQUEUE: never delayed in the first place) */
 		return false;
@@ -122,7 +123,7 @@ s32 BPF_STRUCT_OPS(wakeplace_select_cpu, struct task_struct *p, s32 prev_cpu, u6
 			stat_inc(WP_ST_DELAYED_BUDDIES);
 		shadow_delayed(p, tctx, prev_cpu, wake_flags, buddies);
 		/* Left in place: no select_task_rq(), so no record_wakee() either. */
-		if (delayed_stays(p, tctx, prev_cpu)) {
+		if (delayed_stays(p, buddies)) {
 			stat_inc(WP_ST_DELAYED_STAYED);
 			return prev_cpu;
 		}

@@ -45,19 +45,6 @@ static void record_wakee(struct task_ctx *cur, struct task_struct *p, u64 now)
 	}
 }
 
-/* CPUs in @cpu's LLC (sd_llc_size). */
-static u32 llc_size(s32 cpu)
-{
-	u32 n = 0;
-	s32 i;
-
-	bpf_for(i, 0, nr_cpus) {
-		if (same_llc(i, cpu))
-			n++;
-	}
-	return n;
-}
-
 /*
  * wake_wide() (8559-8570): a waker switching between many wakees, or a
  * wakee woken by many, is not pulled to the waker's CPU.
@@ -68,7 +55,8 @@ static u32 llc_size(s32 cpu)
  */
 static bool wake_wide(struct task_ctx *cur, struct task_ctx *wakee, s32 this_cpu)
 {
-	u32 master = cur->wakee_flips, slave = wakee->wakee_flips, factor = llc_size(this_cpu);
+	u32 master = cur->wakee_flips, slave = wakee->wakee_flips;
+	u32 factor = topo_of(cpu_llc_size, this_cpu);
 
 	if (master < slave) {
 		u32 t = master;

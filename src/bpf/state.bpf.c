@@ -19,6 +19,8 @@ const volatile u64 stall_ns = 500000;
 const volatile u32 nr_cpus = 1;
 const volatile u32 cpu_llc[WP_MAX_CPUS];
 const volatile u32 cpu_core[WP_MAX_CPUS];
+/* CPUs in each CPU's LLC (sd_llc_size), for wake_wide(). */
+const volatile u32 cpu_llc_size[WP_MAX_CPUS];
 const volatile bool smt_enabled;
 /* SMT siblings of each CPU (itself included), cpu_nr_sibs[] of them. */
 const volatile u32 cpu_sibs[WP_MAX_CPUS][WP_MAX_SMT];

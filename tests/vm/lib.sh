@@ -138,3 +138,13 @@ policy_rounds() {
 	done
 }
 tot() { echo "${TOT[$1|$2]:-0}"; }
+# A test with a second provocation into the same totals: mark_totals POLS
+# FIELDS remembers the totals so far; marked POL FIELD is that remembered
+# total, since POL FIELD what was added after it.
+declare -A MARK
+mark_totals() {
+	local p f
+	for p in $1; do for f in $2; do MARK[$p|$f]=$(tot "$p" "$f"); done; done
+}
+marked() { echo "${MARK[$1|$2]:-0}"; }
+since() { echo $(( $(tot "$1" "$2") - ${MARK[$1|$2]:-0} )); }

@@ -14,8 +14,7 @@ s=stock m=stock,delayed=migrate b=stock,delayed=migrate-if-busy o=stock,delayed=
 fields="waited_while_idle delayed_wakeups delayed_stayed delayed_moved delayed_buddies shadow_migrate_moves shadow_migrate_to_idle"
 policy_rounds delayed "$s $m $b $o" "$fields" \
 	python3 workloads/provoke_delayed.py --cycles "$cycles" --home 3 --allowed 1-3 --waker 0
-declare -A FIRST
-for p in $m $b; do for f in $fields; do FIRST[$p|$f]=$(tot $p $f); done; done
+mark_totals "$m $b" "$fields"
 policy_rounds buddies "$m $b" "$fields" \
 	python3 workloads/provoke_delayed.py --cycles $((2 * cycles)) --home 3 --allowed 1-3 --waker-on-home
 stop_sched INT
@@ -36,15 +35,14 @@ log "shadow under stock: migrate would move $(tot $s shadow_migrate_moves) of $(
 [ "$(tot $s shadow_migrate_moves)" -ge $(( $(tot $s delayed_wakeups) * 3 / 4 )) ] || fail "shadow: migrate would move only $(tot $s shadow_migrate_moves) of $(tot $s delayed_wakeups)"
 [ "$(tot $s shadow_migrate_to_idle)" -ge $(( $(tot $s shadow_migrate_moves) / 2 )) ] || fail "shadow: only $(tot $s shadow_migrate_to_idle) of $(tot $s shadow_migrate_moves) would go to an idle CPU"
 # Not buddies (the waker runs on another CPU): V2 moves them as migrate does.
-[ "${FIRST[$b|delayed_moved]}" -ge $(( ${FIRST[$b|delayed_wakeups]} * 3 / 4 )) ] || fail "migrate-if-busy moved ${FIRST[$b|delayed_moved]} of ${FIRST[$b|delayed_wakeups]} (not buddies)"
+[ "$(marked $b delayed_moved)" -ge $(( $(marked $b delayed_wakeups) * 3 / 4 )) ] || fail "migrate-if-busy moved $(marked $b delayed_moved) of $(marked $b delayed_wakeups) (not buddies)"
 # Buddies: the second provocation's counts (its rounds add to the same
 # totals) tell V2 from 11/12. The first buddy wakeup of a round is not yet
 # known as one (last_wakee is recorded by CPU selection, as in fair.c), nor
 # is the first after the spinner-waker restarts: at least 60%, against
 # migrate's none.
-buddy() { echo $(( $(tot "$1" "$2") - ${FIRST[$1|$2]} )); }
-log "buddies: migrate moved $(buddy $m delayed_moved) of $(buddy $m delayed_wakeups); migrate-if-busy stayed $(buddy $b delayed_stayed) of $(buddy $b delayed_wakeups) (buddies seen: $(buddy $b delayed_buddies))"
-[ "$(buddy $b delayed_wakeups)" -ge 10 ] || fail "buddies: only $(buddy $b delayed_wakeups) delayed wakeups under migrate-if-busy (provocation failed)"
-[ "$(buddy $m delayed_moved)" -ge $(( $(buddy $m delayed_wakeups) * 3 / 4 )) ] || fail "buddies: migrate moved only $(buddy $m delayed_moved) of $(buddy $m delayed_wakeups)"
-[ "$(buddy $b delayed_buddies)" -ge $(( $(buddy $b delayed_wakeups) / 2 )) ] || fail "buddies: only $(buddy $b delayed_buddies) of $(buddy $b delayed_wakeups) delayed wakeups found their waker on their CPU (provocation failed)"
-[ "$(buddy $b delayed_stayed)" -ge $(( $(buddy $b delayed_wakeups) * 3 / 5 )) ] || fail "buddies: migrate-if-busy (V2) left only $(buddy $b delayed_stayed) of $(buddy $b delayed_wakeups) in place"
+log "buddies: migrate moved $(since $m delayed_moved) of $(since $m delayed_wakeups); migrate-if-busy stayed $(since $b delayed_stayed) of $(since $b delayed_wakeups) (buddies seen: $(since $b delayed_buddies))"
+[ "$(since $b delayed_wakeups)" -ge 10 ] || fail "buddies: only $(since $b delayed_wakeups) delayed wakeups under migrate-if-busy (provocation failed)"
+[ "$(since $m delayed_moved)" -ge $(( $(since $m delayed_wakeups) * 3 / 4 )) ] || fail "buddies: migrate moved only $(since $m delayed_moved) of $(since $m delayed_wakeups)"
+[ "$(since $b delayed_buddies)" -ge $(( $(since $b delayed_wakeups) / 2 )) ] || fail "buddies: only $(since $b delayed_buddies) of $(since $b delayed_wakeups) delayed wakeups found their waker on their CPU (provocation failed)"
+[ "$(since $b delayed_stayed)" -ge $(( $(since $b delayed_wakeups) * 3 / 5 )) ] || fail "buddies: migrate-if-busy (V2) left only $(since $b delayed_stayed) of $(since $b delayed_wakeups) in place"

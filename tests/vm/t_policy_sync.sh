@@ -49,17 +49,15 @@ log "shadow under stock: waker-sibling would differ $(tot $s shadow_ws_differs) 
 # prev's sibling busy and stacks the (reciprocal) wakee on the waker; the
 # waker may also run on CPU 1 (busy), so that its wakeups go through CPU
 # selection and record it as its wakee's last_wakee, as fair.c does.
-declare -A FIRST
-for q in $s $w $p; do for f in $SF; do FIRST[$q|$f]=$(tot $q $f); done; done
+mark_totals "$s $w $p" "$SF"
 policy_rounds sync-busy "$s $w $p" "$SF" \
 	taskset -c "$ALL_CPUS" python3 workloads/provoke_sync.py --cycles "$cycles" --waker 0 --waker-also 1 --hogs 1,2,3,4,6 --park 2
-busy() { echo $(( $(tot "$1" "$2") - ${FIRST[$1|$2]} )); }
-on_waker() { echo $(( 100 * $(busy "$1" sync_on_waker) / ($(busy "$1" sync_wakeups) + 1) )); }
-away() { echo $(( 100 * $(busy "$1" sync_elsewhere) / ($(busy "$1" sync_wakeups) + 1) )); }
+on_waker() { echo $(( 100 * $(since "$1" sync_on_waker) / ($(since "$1" sync_wakeups) + 1) )); }
+away() { echo $(( 100 * $(since "$1" sync_elsewhere) / ($(since "$1" sync_wakeups) + 1) )); }
 log "no idle core, on the waker's CPU: stock $(on_waker $s)%, waker-sibling $(on_waker $w)%, prev-sibling $(on_waker $p)%"
 log "no idle core, elsewhere: stock $(away $s)%, waker-sibling $(away $w)%, prev-sibling $(away $p)%"
-log "no idle core, waker-sibling decided otherwise than sis (shadow): under stock $(busy $s shadow_ws_differs), under waker-sibling $(busy $w shadow_ws_differs)"
-[ "$(busy $s sync_wakeups)" -ge $((total / 2)) ] || fail "no idle core: only $(busy $s sync_wakeups) sync wakeups under stock (provocation failed)"
+log "no idle core, waker-sibling decided otherwise than sis (shadow): under stock $(since $s shadow_ws_differs), under waker-sibling $(since $w shadow_ws_differs)"
+[ "$(since $s sync_wakeups)" -ge $((total / 2)) ] || fail "no idle core: only $(since $s sync_wakeups) sync wakeups under stock (provocation failed)"
 [ "$(on_waker $p)" -ge 50 ] || fail "prev-sibling: only $(on_waker $p)% stacked on the waker with no idle core"
 [ "$(on_waker $p)" -ge $(( $(on_waker $s) + 30 )) ] || fail "prev-sibling stacked $(on_waker $p)% on the waker, stock $(on_waker $s)% (not apart)"
 # Reddy's patch is a no-op here: asserted on its own decisions (the shadow
@@ -67,9 +65,9 @@ log "no idle core, waker-sibling decided otherwise than sis (shadow): under stoc
 # since the live placements of two runs differ by the guest's noise (how
 # often CPU 5 is free) more than by the policy.
 for q in $s $w; do
-	[ $(( 20 * $(busy $q shadow_ws_differs) )) -le "$(busy $q sync_wakeups)" ] ||
-		fail "waker-sibling is not a no-op with no idle core: under $q it decided otherwise than sis $(busy $q shadow_ws_differs) of $(busy $q sync_wakeups) times"
+	[ $(( 20 * $(since $q shadow_ws_differs) )) -le "$(since $q sync_wakeups)" ] ||
+		fail "waker-sibling is not a no-op with no idle core: under $q it decided otherwise than sis $(since $q shadow_ws_differs) of $(since $q sync_wakeups) times"
 done
-log "shadow under stock, no idle core: prev-sibling would stack $(busy $s shadow_ps_on_waker) of $(busy $s sync_wakeups), waker-sibling differ $(busy $s shadow_ws_differs)"
-[ $(( 2 * $(busy $s shadow_ps_on_waker) )) -ge "$(busy $s sync_wakeups)" ] || fail "shadow: prev-sibling would stack only $(busy $s shadow_ps_on_waker) of $(busy $s sync_wakeups) with no idle core"
+log "shadow under stock, no idle core: prev-sibling would stack $(since $s shadow_ps_on_waker) of $(since $s sync_wakeups), waker-sibling differ $(since $s shadow_ws_differs)"
+[ $(( 2 * $(since $s shadow_ps_on_waker) )) -ge "$(since $s sync_wakeups)" ] || fail "shadow: prev-sibling would stack only $(since $s shadow_ps_on_waker) of $(since $s sync_wakeups) with no idle core"
 stop_sched INT
