@@ -143,9 +143,13 @@ for r in runs:
         ops = {o["op"]: o for o in r["bpf_cost"]}
         for op in ("select_cpu", "enqueue", "dispatch", "running", "stopping"):
             assert ops[op]["run_cnt"] > 0 and ops[op]["run_time_ns"] > 0, (op, ops)
+        # Its own counters over the benchmark (--monitor client), shadows included.
+        st = r["sched_stats"]
+        assert st["wakeups"] > 0 and st["dispatch_local"] + st["dispatch_keep"] > 0, st
+        assert "shadow_ws_differs" in st and "shadow_migrate_moves" in st, st
     else:
         assert r["ops"] is None, r
-        assert "bpf_cost" not in r, r
+        assert "bpf_cost" not in r and "sched_stats" not in r, r
 order = [r["scheduler"] for r in runs]
 assert order == ["eevdf", "wakeplace", "wakeplace", "eevdf"], order
 EOF
@@ -153,6 +157,7 @@ EOF
 	fail "kernel.bpf_stats_enabled not restored to $stats_before"
 grep -q '^| \*\*all ops\*\* | ' "$ab/summary.md" || { cat "$ab/summary.md"; fail "summary.md has no BPF cost table"; }
 grep -q '^| wakeplace | 2 | 0 |' "$ab/summary.md" || { cat "$ab/summary.md"; fail "summary.md has no wakeplace row"; }
+grep -q '^## Shadow decisions' "$ab/summary.md" || { cat "$ab/summary.md"; fail "summary.md has no shadow decisions"; }
 head -c 5 "$ab/chart.svg" | grep -q '<svg' && tail -c 8 "$ab/chart.svg" | grep -q '</svg>' ||
 	fail "chart.svg is not an SVG document"
 [ "$(scx_state)" = disabled ] || fail "state '$(scx_state)' after wakeplace-ab"

@@ -351,6 +351,47 @@ pub struct RunRec {
     /// time and calls during the benchmark (bpftool deltas), per op.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bpf_cost: Option<Vec<OpCost>>,
+    /// For scx_wakeplace: its own counters over the benchmark (integer
+    /// fields of `--monitor 1 --json`, summed over the intervals), among
+    /// them the shadow decisions.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sched_stats: BTreeMap<String, u64>,
+}
+
+/// Sum the per-interval JSON lines of `scx_wakeplace --monitor N --json`:
+/// integer fields add up (they are per-interval counts); everything else
+/// (latency quantiles, the policy) is left out.
+pub fn sum_monitor_lines(text: &str) -> BTreeMap<String, u64> {
+    let mut tot = BTreeMap::new();
+    for line in text.lines().map(str::trim).filter(|l| l.starts_with('{')) {
+        let Ok(Value::Object(m)) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        for (k, v) in m {
+            if let Some(n) = v.as_u64() {
+                *tot.entry(k).or_insert(0) += n;
+            }
+        }
+    }
+    tot
+}
+
+/// Totals of one scheduler's counters over its successful runs of one
+/// benchmark (None: no run recorded any).
+pub fn sched_stats_sum(res: &Results, sched: &str, bench: &str) -> Option<BTreeMap<String, u64>> {
+    let mut tot = BTreeMap::new();
+    let mut any = false;
+    for r in res
+        .runs
+        .iter()
+        .filter(|r| r.ok && r.scheduler == sched && r.bench == bench && !r.sched_stats.is_empty())
+    {
+        any = true;
+        for (k, v) in &r.sched_stats {
+            *tot.entry(k.clone()).or_insert(0) += v;
+        }
+    }
+    any.then_some(tot)
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -641,6 +682,18 @@ pub fn cost_sum(res: &Results, sched: &str, bench: Option<&str>) -> CostSum {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn monitor_lines_sum_integers_only() {
+        let t = "scx_wakeplace monitor\n\
+                 {\"wakeups\": 3, \"lat_p99_us\": 5.5, \"policy\": \"stock\"}\n\
+                 {\"wakeups\": 4, \"shadow_ws_differs\": 2}\n\
+                 {broken\n";
+        let m = sum_monitor_lines(t);
+        assert_eq!(m.get("wakeups"), Some(&7));
+        assert_eq!(m.get("shadow_ws_differs"), Some(&2));
+        assert!(!m.contains_key("lat_p99_us") && !m.contains_key("policy"));
+    }
 
     #[test]
     fn bench_specs() {

@@ -1,7 +1,7 @@
 //! summary.md and chart.svg from a results file. Both are pure functions of
 //! `Results`, so `wakeplace-ab report` re-renders exactly what a run wrote.
 
-use crate::ab::{cost_sum, summarize, Better, CostSum, Results, Row};
+use crate::ab::{cost_sum, sched_stats_sum, summarize, Better, CostSum, Results, Row};
 use crate::stats;
 use std::fmt::Write;
 
@@ -146,6 +146,7 @@ pub fn summary_md(res: &Results) -> String {
         }
     }
     bpf_cost_md(res, &mut o);
+    shadow_md(res, &mut o);
     let failures: Vec<_> = res.runs.iter().filter(|r| !r.ok).collect();
     if !failures.is_empty() {
         let _ = writeln!(o, "## Failed runs\n");
@@ -162,6 +163,136 @@ pub fn summary_md(res: &Results) -> String {
         let _ = writeln!(o);
     }
     o
+}
+
+/// Rows of the shadow table: (counter, label, counter it is a share of).
+/// The delayed and sync situations first, then what each variant of the
+/// family would have decided at the same wakeups (shadow.bpf.c).
+const SHADOW_ROWS: &[(&str, &str, Option<&str>)] = &[
+    (
+        "delayed_wakeups",
+        "delayed wakeups (woken while ineligible on its busy old CPU)",
+        None,
+    ),
+    (
+        "delayed_moved",
+        "... placed on another CPU by the variant in force",
+        Some("delayed_wakeups"),
+    ),
+    (
+        "shadow_migrate_moves",
+        "... `delayed=migrate` (Zijlstra, v2 11/12) would move",
+        Some("delayed_wakeups"),
+    ),
+    (
+        "shadow_migrate_to_idle",
+        "...... to an idle CPU",
+        Some("delayed_wakeups"),
+    ),
+    (
+        "shadow_v2_moves",
+        "... `delayed=migrate-if-busy` (Galbraith, V2) would move",
+        Some("delayed_wakeups"),
+    ),
+    (
+        "sync_wakeups",
+        "sync wakeups (WF_SYNC, the waker alone on its CPU)",
+        None,
+    ),
+    (
+        "shadow_ws_differs",
+        "... `sync=waker-sibling` (Reddy) would place otherwise than `sis`",
+        Some("sync_wakeups"),
+    ),
+    (
+        "shadow_ws_on_sibling",
+        "...... on the waker's SMT sibling",
+        Some("sync_wakeups"),
+    ),
+    (
+        "shadow_wc_differs",
+        "... `sync=waker-cpu` (Kaushik, v3) would place otherwise",
+        Some("sync_wakeups"),
+    ),
+    (
+        "shadow_wc_on_waker",
+        "...... on the waker's CPU",
+        Some("sync_wakeups"),
+    ),
+    (
+        "shadow_ps_differs",
+        "... `sync=prev-sibling` (Prateek) would place otherwise",
+        Some("sync_wakeups"),
+    ),
+    (
+        "shadow_ps_on_waker",
+        "...... on the waker's CPU",
+        Some("sync_wakeups"),
+    ),
+    (
+        "shadow_ws_wc_differ",
+        "... waker-sibling and waker-cpu disagree",
+        Some("sync_wakeups"),
+    ),
+    (
+        "shadow_ws_ps_differ",
+        "... waker-sibling and prev-sibling disagree",
+        Some("sync_wakeups"),
+    ),
+    (
+        "shadow_wc_ps_differ",
+        "... waker-cpu and prev-sibling disagree",
+        Some("sync_wakeups"),
+    ),
+];
+
+/// scx_wakeplace's shadow decisions, per benchmark: at the wakeups of each
+/// family's situation, what every variant would have decided, whichever was
+/// in force (totals over the successful runs).
+fn shadow_md(res: &Results, o: &mut String) {
+    let mut head_done = false;
+    for b in &res.benches {
+        let cols: Vec<(&str, std::collections::BTreeMap<String, u64>)> = res
+            .schedulers
+            .iter()
+            .filter_map(|s| sched_stats_sum(res, &s.label, &b.name).map(|t| (s.label.as_str(), t)))
+            .collect();
+        if cols.is_empty() {
+            continue;
+        }
+        if !head_done {
+            head_done = true;
+            let _ = writeln!(
+                o,
+                "## Shadow decisions (scx_wakeplace)\n\n\
+                 At every wakeup in a family's situation scx_wakeplace also works out what each \
+                 other variant of the family would have decided, whichever is in force, and counts \
+                 the differences (`--stats`, `--monitor`). Totals over each scheduler's runs; \
+                 shares of the situation's wakeups.\n"
+            );
+        }
+        let _ = writeln!(o, "### {}\n", b.name);
+        let mut head = String::from("| wakeups |");
+        let mut rule = String::from("|---|");
+        for (l, _) in &cols {
+            let _ = write!(head, " {l} |");
+            rule.push_str("---:|");
+        }
+        let _ = writeln!(o, "{head}\n{rule}");
+        for (key, label, of) in SHADOW_ROWS {
+            let mut row = format!("| {label} |");
+            for (_, t) in &cols {
+                let n = t.get(*key).copied().unwrap_or(0);
+                let cell = match of.and_then(|k| t.get(k)).copied() {
+                    Some(d) if d > 0 => format!("{n} ({:.0}%)", 100.0 * n as f64 / d as f64),
+                    _ => n.to_string(),
+                };
+                let _ = write!(row, " {cell} |");
+            }
+            let _ = writeln!(o, "{row}");
+        }
+        let _ = writeln!(o);
+    }
 }
 
 /// The scheduler-cost tables, when the runs recorded BPF costs
@@ -530,6 +661,14 @@ mod tests {
                     ops: None,
                     raw: serde_json::Value::Null,
                     bpf_cost: None,
+                    sched_stats: if s == "wp" {
+                        BTreeMap::from([
+                            ("sync_wakeups".to_string(), 40),
+                            ("shadow_ws_differs".to_string(), 10),
+                        ])
+                    } else {
+                        BTreeMap::new()
+                    },
                 });
             }
         }
@@ -545,6 +684,7 @@ mod tests {
             ops: None,
             raw: serde_json::Value::Null,
             bpf_cost: None,
+            sched_stats: BTreeMap::new(),
         });
         Results {
             version: 1,
@@ -595,6 +735,21 @@ mod tests {
         );
         assert!(md.contains("| scheduler | x_us |"));
         assert!(md.contains("- round 3 `wp` / `pw`: boom <&>"));
+        // Shadow decisions: wp's counters summed over its 5 ok runs (the
+        // failed one left out), shares of the sync wakeups; eevdf has no
+        // column.
+        assert!(md.contains("## Shadow decisions (scx_wakeplace)"), "{md}");
+        assert!(md.contains("### hb\n\n| wakeups | wp |"), "{md}");
+        assert!(
+            md.contains(
+                "| ... `sync=waker-sibling` (Reddy) would place otherwise than `sis` | 50 (25%) |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("### pw\n\n| wakeups | wp |\n|---|---:|\n| delayed wakeups (woken while ineligible on its busy old CPU) | 0 |"),
+            "{md}"
+        );
     }
 
     #[test]

@@ -346,6 +346,55 @@ impl Loaded<'_> {
     }
 }
 
+/// A `scx_wakeplace --monitor 1 --json` client that records the running
+/// scx_wakeplace's counters (shadow decisions among them) over one
+/// benchmark. Best effort: without it a run only lacks those counters.
+struct Monitor {
+    child: Child,
+    out: PathBuf,
+    /// Bytes printed before the benchmark started (the client's first
+    /// interval), left out of the totals.
+    skip: u64,
+}
+
+impl Monitor {
+    fn start(bin: &str, out: PathBuf) -> Option<Self> {
+        let f = fs::File::create(&out).ok()?;
+        let child = Command::new(bin)
+            .args(["--monitor", "1", "--json"])
+            .stdout(f)
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .ok()?;
+        // The client's first read is its baseline; its first line comes an
+        // interval later: from then on, every interval is counted.
+        let end = Instant::now() + Duration::from_secs(5);
+        let len = || fs::metadata(&out).map_or(0, |m| m.len());
+        while len() == 0 && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Some(Monitor {
+            skip: len(),
+            child,
+            out,
+        })
+    }
+
+    fn finish(mut self) -> std::collections::BTreeMap<String, u64> {
+        // The interval in which the benchmark ended.
+        std::thread::sleep(Duration::from_millis(1500));
+        signal(&self.child, libc::SIGINT);
+        if wait_exit(&mut self.child, 5.0).is_none() {
+            signal(&self.child, libc::SIGKILL);
+            let _ = self.child.wait();
+        }
+        let text = fs::read(&self.out).unwrap_or_default();
+        let from = (self.skip as usize).min(text.len());
+        ab::sum_monitor_lines(&String::from_utf8_lossy(&text[from..]))
+    }
+}
+
 fn load(
     s: &SchedSpec,
     cmd: &str,
@@ -774,7 +823,18 @@ fn run_one(
     };
     let loaded = loaded.map(|(l, _)| l);
     let ops = loaded.as_ref().map(|_| scx.ops());
+    let monitor = match &ops {
+        Some(o) if o.starts_with("wakeplace") => {
+            let bin = a
+                .wakeplace_bin
+                .clone()
+                .unwrap_or_else(default_wakeplace_bin);
+            Monitor::start(&bin, logs.join(format!("{tag}.stats.jsonl")))
+        }
+        _ => None,
+    };
     let bench = run_bench(b, logs, tag, a.bench_timeout);
+    let sched_stats = monitor.map(Monitor::finish).unwrap_or_default();
     let bpf_cost = match cost_before {
         None => None,
         Some(before) => {
@@ -831,6 +891,7 @@ fn run_one(
         ops,
         raw: serde_json::Value::Null,
         bpf_cost,
+        sched_stats,
     };
     match outcome {
         Err(e) => rec.error = Some(e),
