@@ -254,6 +254,12 @@ pub struct Metrics {
     pub shadow_ws_ps_differ: u64,
     #[stat(desc = "shadow, sync: ... waker-cpu and prev-sibling disagree")]
     pub shadow_wc_ps_differ: u64,
+    #[stat(desc = "shadow, asym: ticks of a busy CPU at which rank would pull its task")]
+    pub shadow_rank_pulls: u64,
+    #[stat(desc = "shadow, asym: ... at which perf would")]
+    pub shadow_perf_pulls: u64,
+    #[stat(desc = "shadow, preempt: wanted preemptions that pinned takes at once")]
+    pub shadow_pinned_at_once: u64,
     #[stat(desc = "asym: running tasks moved to a higher-priority idle CPU (asym packing)")]
     pub asym_pulls: u64,
     #[stat(
@@ -377,6 +383,9 @@ impl Metrics {
             delayed_stayed: d(i::wp_stat_idx_WP_ST_DELAYED_STAYED),
             delayed_moved: d(i::wp_stat_idx_WP_ST_DELAYED_MOVED),
             delayed_buddies: d(i::wp_stat_idx_WP_ST_DELAYED_BUDDIES),
+            shadow_rank_pulls: d(i::wp_stat_idx_WP_ST_SHADOW_RANK_PULLS),
+            shadow_perf_pulls: d(i::wp_stat_idx_WP_ST_SHADOW_PERF_PULLS),
+            shadow_pinned_at_once: d(i::wp_stat_idx_WP_ST_SHADOW_PINNED_AT_ONCE),
             shadow_migrate_moves: d(i::wp_stat_idx_WP_ST_SHADOW_MIGRATE_MOVES),
             shadow_migrate_to_idle: d(i::wp_stat_idx_WP_ST_SHADOW_MIGRATE_TO_IDLE),
             shadow_v2_moves: d(i::wp_stat_idx_WP_ST_SHADOW_V2_MOVES),
@@ -489,7 +498,8 @@ impl Metrics {
             w,
             "            shadow: delayed migrate-moves/to-idle/v2-moves {}/{}/{} \
              | sync vs sis: waker-sibling {} (waker/sib/else {}/{}/{}) waker-cpu {} ({}/{}/{}) \
-             prev-sibling {} ({}/{}/{}) | pairs ws:wc/ws:ps/wc:ps {}/{}/{}",
+             prev-sibling {} ({}/{}/{}) | pairs ws:wc/ws:ps/wc:ps {}/{}/{} \
+             | asym pulls rank/perf {}/{} | preempt pinned at once {}",
             self.shadow_migrate_moves,
             self.shadow_migrate_to_idle,
             self.shadow_v2_moves,
@@ -508,6 +518,9 @@ impl Metrics {
             self.shadow_ws_wc_differ,
             self.shadow_ws_ps_differ,
             self.shadow_wc_ps_differ,
+            self.shadow_rank_pulls,
+            self.shadow_perf_pulls,
+            self.shadow_pinned_at_once,
         )?;
         Ok(())
     }

@@ -38,17 +38,65 @@ static __always_inline bool asym_active(void)
 	return asym_avail && pol(WP_POL_ASYM) != WP_ASYM_OFF;
 }
 
-/* ITMT priority of @cpu under the asym variant in force; 0 when off. */
-static __always_inline u32 asym_prio(s32 cpu)
+/* ITMT priority of @cpu under variant @v (rank or perf), whether in force or not. */
+static __always_inline u32 asym_prio_as(s32 cpu, u32 v)
 {
-	u32 i = cpu, v = pol(WP_POL_ASYM);
+	u32 i = cpu;
 
-	if (!asym_active() || i >= WP_MAX_CPUS)
+	if (!asym_avail || i >= WP_MAX_CPUS)
 		return 0;
 	barrier_var(i);
 	i &= WP_MAX_CPUS - 1;
 	/* perf: CPUs of equal highest_perf are equal, whatever their ranking. */
 	return v == WP_ASYM_PERF ? cpu_perf[i] : cpu_rank[i];
+}
+
+/* ITMT priority of @cpu under the asym variant in force; 0 when off. */
+static __always_inline u32 asym_prio(s32 cpu)
+{
+	return asym_active() ? asym_prio_as(cpu, pol(WP_POL_ASYM)) : 0;
+}
+
+/*
+ * asym_active_balance()'s destination for the task running on @cpu under
+ * variant @v: the idle allowed CPU of highest priority above @cpu's, or -1.
+ */
+static s32 asym_pull_dst(struct task_struct *p, s32 cpu, const struct cpumask *idle, u32 v)
+{
+	u32 best_prio = asym_prio_as(cpu, v);
+	s32 i, best = -1;
+
+	/* A CPU without a ranking (0) takes no part in packing. */
+	if (!best_prio || p->nr_cpus_allowed == 1)
+		return -1;
+	bpf_for(i, 0, nr_cpus) {
+		u32 pr;
+
+		if (i == cpu || !cpu_idle_now(i, idle) || !bpf_cpumask_test_cpu(i, p->cpus_ptr))
+			continue;
+		pr = asym_prio_as(i, v);
+		if (pr > best_prio) {
+			best_prio = pr;
+			best = i;
+		}
+	}
+	return best;
+}
+
+/*
+ * Shadow decisions (shadow.bpf.c's, for this family at each tick of a busy
+ * CPU): would rank pull the running task, and would perf, whatever the
+ * variant in force. Their difference is the pulls among CPUs of equal
+ * highest_perf, the report's case.
+ */
+static void shadow_asym(struct task_struct *p, s32 cpu, const struct cpumask *idle)
+{
+	if (!shadow_on || !asym_avail)
+		return;
+	if (asym_pull_dst(p, cpu, idle, WP_ASYM_RANK) >= 0)
+		stat_inc(WP_ST_SHADOW_RANK_PULLS);
+	if (asym_pull_dst(p, cpu, idle, WP_ASYM_PERF) >= 0)
+		stat_inc(WP_ST_SHADOW_PERF_PULLS);
 }
 
 /*
@@ -58,23 +106,12 @@ static __always_inline u32 asym_prio(s32 cpu)
 static bool asym_pull(struct task_struct *p, s32 cpu, const struct cpumask *idle)
 {
 	struct task_ctx *tctx;
-	u32 best_prio = asym_prio(cpu);
-	s32 i, best = -1;
+	s32 best;
 
-	/* A CPU without a ranking (0) takes no part in packing. */
-	if (!best_prio || p->nr_cpus_allowed == 1)
+	shadow_asym(p, cpu, idle);
+	if (!asym_active())
 		return false;
-	bpf_for(i, 0, nr_cpus) {
-		u32 pr;
-
-		if (i == cpu || !cpu_idle_now(i, idle) || !bpf_cpumask_test_cpu(i, p->cpus_ptr))
-			continue;
-		pr = asym_prio(i);
-		if (pr > best_prio) {
-			best_prio = pr;
-			best = i;
-		}
-	}
+	best = asym_pull_dst(p, cpu, idle, pol(WP_POL_ASYM));
 	if (best < 0 || !(tctx = lookup_task_ctx(p)))
 		return false;
 	tctx->asym_dst = best;

@@ -106,6 +106,9 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 	    (s64)(tctx->deadline - cctx->curr_deadline) >= 0 || task_lag(tctx, cpu) < 0)
 		return;
 	stat_inc(WP_ST_PREEMPT_WANTED);
+	/* Shadow: the wanted preemptions preempt=pinned takes at once (full: all; lazy: none). */
+	if (p->nr_cpus_allowed == 1)
+		stat_inc(WP_ST_SHADOW_PINNED_AT_ONCE);
 	switch (pol(WP_POL_PREEMPT)) {
 	case WP_PREEMPT_FULL:
 		break;

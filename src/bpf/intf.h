@@ -111,6 +111,13 @@ enum wp_stat_idx {
 	WP_ST_SHADOW_WS_WC_DIFFER,
 	WP_ST_SHADOW_WS_PS_DIFFER,
 	WP_ST_SHADOW_WC_PS_DIFFER,
+	/*
+	 * asym: ticks of a busy CPU at which rank, and perf, would pull its
+	 * task; preempt: wanted preemptions that pinned takes at once.
+	 */
+	WP_ST_SHADOW_RANK_PULLS,
+	WP_ST_SHADOW_PERF_PULLS,
+	WP_ST_SHADOW_PINNED_AT_ONCE,
 	WP_ST_NR,
 };
 

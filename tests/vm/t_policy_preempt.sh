@@ -14,7 +14,7 @@ PW="$ROOT/target/release/pinned-wake"
 secs=${WAKEPLACE_SECS:-4}
 start_sched "$OUT/pol-preempt.log"
 s=stock p=stock,preempt=pinned f=stock,preempt=full
-policy_rounds preempt "$s $p $f" "preempt_wanted preempt_at_once preempt_at_user preempt_at_tick" \
+policy_rounds preempt "$s $p $f" "preempt_wanted preempt_at_once preempt_at_user preempt_at_tick shadow_pinned_at_once" \
 	"$PW" --busy kernel --cpu 1 --consumer-cpu 2 --waker-cpu 2 --work-us 2000 --syscall-us 20000 \
 	--duration "$secs" --json
 stop_sched INT
@@ -22,6 +22,10 @@ stop_sched INT
 [ "$(tot $s preempt_at_once)" -eq 0 ] || fail "lazy preempted $(tot $s preempt_at_once) times at once"
 [ "$(tot $p preempt_at_once)" -ge $(( $(tot $p preempt_wanted) / 2 )) ] || fail "pinned: $(tot $p preempt_at_once) of $(tot $p preempt_wanted) at once"
 [ "$(tot $f preempt_at_once)" -ge $(( $(tot $f preempt_wanted) * 9 / 10 )) ] || fail "full: $(tot $f preempt_at_once) of $(tot $f preempt_wanted) at once"
+# Shadow under lazy: the notifier is pinned, so pinned would have taken
+# most wanted preemptions at once.
+log "shadow under lazy: pinned would preempt at once $(tot $s shadow_pinned_at_once) of $(tot $s preempt_wanted)"
+[ "$(tot $s shadow_pinned_at_once)" -ge $(( $(tot $s preempt_wanted) / 2 )) ] || fail "shadow: pinned would take only $(tot $s shadow_pinned_at_once) of $(tot $s preempt_wanted) at once"
 # The wakee's own latency, from the benchmark's JSON (median of the rounds'
 # p99), is reported, not asserted: under TCG a cross-CPU wakeup's delivery
 # and the emulator's timer jitter are of the tick's size, and one CI run

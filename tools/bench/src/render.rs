@@ -166,8 +166,9 @@ pub fn summary_md(res: &Results) -> String {
 }
 
 /// Rows of the shadow table: (counter, label, counter it is a share of).
-/// The delayed and sync situations first, then what each variant of the
-/// family would have decided at the same wakeups (shadow.bpf.c).
+/// Per family its situation, then what each variant would have decided at
+/// the same wakeups (ticks, for asym) (shadow.bpf.c, asym.bpf.c,
+/// enqueue.bpf.c).
 const SHADOW_ROWS: &[(&str, &str, Option<&str>)] = &[
     (
         "delayed_wakeups",
