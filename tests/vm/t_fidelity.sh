@@ -27,30 +27,8 @@ PY="$(readlink -f "$(command -v taskset)") -c $ALL_CPUS $(readlink -f "$(command
 DELAYED="$PY workloads/provoke_delayed.py --cycles $cycles --home 3 --allowed 1-3 --waker 0"
 SYNC="$PY workloads/provoke_sync.py --cycles $cycles --waker 0 --hogs 2,3 --park 2"
 
-# traced NAME SCRIPT CMD...: run CMD under a bpftrace SCRIPT; the maps it
-# prints at exit land in $OUT/NAME.bt.
-traced() {
-	local name=$1 script=$2 bt
-	shift 2
-	bpftrace -e "$script" >"$OUT/$name.bt" 2>&1 &
-	bt=$!
-	for _ in $(seq 1 600); do
-		grep -q Attaching "$OUT/$name.bt" && break
-		kill -0 $bt 2>/dev/null || break
-		sleep 0.1
-	done
-	grep -q Attaching "$OUT/$name.bt" || { cat "$OUT/$name.bt"; fail "bpftrace did not attach"; }
-	"$@" >"$OUT/$name.out" 2>&1 || { kill -INT $bt; fail "$name: workload failed"; }
-	kill -INT $bt
-	wait $bt
-}
 btval() { awk -v k="@$2:" '$1 == k { print $2 }' "$OUT/$1.bt" | tail -1 | grep . || echo 0; }
 
-# ENQUEUE_DELAYED (kernel/sched/sched.h) is 0x200 in 6.12 and 0x20 in 7.3.
-case "$(uname -r)" in
-6.*) ENQUEUE_DELAYED=0x200 ;;
-*) ENQUEUE_DELAYED=0x20 ;;
-esac
 log "kernel $(uname -r): ENQUEUE_DELAYED=$ENQUEUE_DELAYED"
 WAKES='tracepoint:sched:sched_waking /args->comm == "wp-delayed"/ { @wakeups = count(); }'
 DELAYED_BT="$WAKES"'

@@ -14,7 +14,7 @@ cd "$(dirname "$0")"; . ./lib.sh
 sysctl -qw kernel.sched_schedstats=1 || fail "cannot enable schedstats (core_forceidle_sum)"
 W="python3 workloads/provoke_coresched.py"
 secs=${WAKEPLACE_CS_SECONDS:-3}
-cycles=${WAKEPLACE_CYCLES:-80}
+cycles=${WAKEPLACE_CYCLES:-60}
 
 $W share --seconds "$secs" >"$OUT/cs-eevdf-share.out" || fail "share workload failed under EEVDF"
 $W clash --cycles "$cycles" >"$OUT/cs-eevdf-clash.out" || fail "clash workload failed under EEVDF"

@@ -16,7 +16,7 @@ policy_rounds delayed "$s $m $b $o" "$fields" \
 	python3 workloads/provoke_delayed.py --cycles "$cycles" --home 3 --allowed 1-3 --waker 0
 mark_totals "$m $b" "$fields"
 policy_rounds buddies "$m $b" "$fields" \
-	python3 workloads/provoke_delayed.py --cycles $((2 * cycles)) --home 3 --allowed 1-3 --waker-on-home
+	python3 workloads/provoke_delayed.py --cycles $((3 * cycles / 2)) --home 3 --allowed 1-3 --waker-on-home
 stop_sched INT
 # How often the provocation hits depends on the emulator's timing (the
 # wakeup must come while the worker is still ineligible): require enough

@@ -9,7 +9,7 @@ cd "$(dirname "$0")"; . ./lib.sh
 [ "$(nproc)" -ge 4 ] || fail "needs 4 CPUs"
 grep -q , /sys/devices/system/cpu/cpu0/topology/thread_siblings_list &&
 	fail "SMT is on: boot with run.sh --no-smt"
-cycles=${WAKEPLACE_CYCLES:-60}
+cycles=${WAKEPLACE_CYCLES:-45}
 start_sched "$OUT/pol-sync-nosmt.log"
 s=stock k=stock,sync=waker-cpu w=stock,sync=waker-sibling p=stock,sync=prev-sibling
 policy_rounds sync "$s $k $w $p" "sync_wakeups sync_on_waker sync_on_sibling sync_on_prev sync_elsewhere" \
