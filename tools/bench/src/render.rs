@@ -245,6 +245,27 @@ const SHADOW_ROWS: &[(&str, &str, Option<&str>)] = &[
         "... waker-cpu and prev-sibling disagree",
         Some("sync_wakeups"),
     ),
+    (
+        "preempt_wanted",
+        "wakeup preemptions wanted (wakee eligible, earlier deadline)",
+        None,
+    ),
+    (
+        "preempt_at_once",
+        "... taken at once by the variant in force",
+        Some("preempt_wanted"),
+    ),
+    (
+        "shadow_pinned_at_once",
+        "... `preempt=pinned` would take at once (`full`: all; `lazy`: none)",
+        Some("preempt_wanted"),
+    ),
+    (
+        "shadow_rank_pulls",
+        "ticks at which `asym=rank` (ITMT ranking) would pull the running task",
+        None,
+    ),
+    ("shadow_perf_pulls", "... `asym=perf` would", None),
 ];
 
 /// scx_wakeplace's shadow decisions, per benchmark: at the wakeups of each
@@ -740,6 +761,14 @@ mod tests {
         // failed one left out), shares of the sync wakeups; eevdf has no
         // column.
         assert!(md.contains("## Shadow decisions (scx_wakeplace)"), "{md}");
+        assert!(
+            md.contains("| ... `preempt=pinned` would take at once"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| ticks at which `asym=rank` (ITMT ranking) would pull"),
+            "{md}"
+        );
         assert!(md.contains("### hb\n\n| wakeups | wp |"), "{md}");
         assert!(
             md.contains(
