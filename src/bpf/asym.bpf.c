@@ -84,34 +84,32 @@ static s32 asym_pull_dst(struct task_struct *p, s32 cpu, const struct cpumask *i
 }
 
 /*
- * Shadow decisions (shadow.bpf.c's, for this family at each tick of a busy
- * CPU): would rank pull the running task, and would perf, whatever the
- * variant in force. Their difference is the pulls among CPUs of equal
- * highest_perf, the report's case.
- */
-static void shadow_asym(struct task_struct *p, s32 cpu, const struct cpumask *idle)
-{
-	if (!shadow_on || !asym_avail)
-		return;
-	if (asym_pull_dst(p, cpu, idle, WP_ASYM_RANK) >= 0)
-		stat_inc(WP_ST_SHADOW_RANK_PULLS);
-	if (asym_pull_dst(p, cpu, idle, WP_ASYM_PERF) >= 0)
-		stat_inc(WP_ST_SHADOW_PERF_PULLS);
-}
-
-/*
  * asym packing (sched_asym_prefer(), asym_active_balance()): an idle CPU of
- * higher ITMT priority pulls the task running on this CPU.
+ * higher ITMT priority pulls the task running on this CPU. With the shadow
+ * decisions (shadow.bpf.c's, for this family at each tick of a busy CPU)
+ * both rank's and perf's destinations are found, whatever the variant in
+ * force, and the live pull takes the one of the variant in force; their
+ * difference is the pulls among CPUs of equal highest_perf, the report's
+ * case.
  */
 static bool asym_pull(struct task_struct *p, s32 cpu, const struct cpumask *idle)
 {
+	bool shadow = shadow_on && asym_avail, live = asym_active();
+	u32 v = pol(WP_POL_ASYM);
+	s32 rank_dst = -1, perf_dst = -1, best;
 	struct task_ctx *tctx;
-	s32 best;
 
-	shadow_asym(p, cpu, idle);
-	if (!asym_active())
+	if (shadow || (live && v == WP_ASYM_RANK))
+		rank_dst = asym_pull_dst(p, cpu, idle, WP_ASYM_RANK);
+	if (shadow || (live && v == WP_ASYM_PERF))
+		perf_dst = asym_pull_dst(p, cpu, idle, WP_ASYM_PERF);
+	if (shadow && rank_dst >= 0)
+		stat_inc(WP_ST_SHADOW_RANK_PULLS);
+	if (shadow && perf_dst >= 0)
+		stat_inc(WP_ST_SHADOW_PERF_PULLS);
+	if (!live)
 		return false;
-	best = asym_pull_dst(p, cpu, idle, pol(WP_POL_ASYM));
+	best = v == WP_ASYM_PERF ? perf_dst : rank_dst;
 	if (best < 0 || !(tctx = lookup_task_ctx(p)))
 		return false;
 	tctx->asym_dst = best;

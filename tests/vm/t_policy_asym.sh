@@ -31,7 +31,8 @@ log "shadow: rank would pull at $(tot $s shadow_rank_pulls) / $(tot $p shadow_ra
 for q in $s $p $o; do
 	[ "$(tot $q shadow_perf_pulls)" -eq 0 ] || fail "shadow under $q: perf would pull $(tot $q shadow_perf_pulls) times among CPUs of equal highest_perf"
 done
-# Under rank the shadow and the live pull scan the idle CPUs one after the
-# other, so a CPU going idle in between can make them differ (214 vs 215).
+# Under rank the live pull takes the shadow's destination (one scan since
+# a review; two scans, before, gave 214 vs 215): the bound allows a stats
+# interval's edge between the two counters.
 [ $(( 10 * $(tot $s shadow_rank_pulls) )) -ge $(( 9 * $(tot $s asym_pulls) )) ] || fail "shadow under rank: $(tot $s shadow_rank_pulls) pulls, against the $(tot $s asym_pulls) made"
 [ "$(tot $p shadow_rank_pulls)" -gt 0 ] || fail "shadow under perf: rank would never pull"

@@ -229,6 +229,13 @@ fn own_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
+/// The scx_wakeplace binary: --wakeplace-bin, else the default below.
+fn wakeplace_bin(a: &RunArgs) -> String {
+    a.wakeplace_bin
+        .clone()
+        .unwrap_or_else(default_wakeplace_bin)
+}
+
 fn default_wakeplace_bin() -> String {
     let beside = own_dir().join("scx_wakeplace");
     if beside.exists() {
@@ -571,11 +578,7 @@ fn peer_dir(a: &RunArgs) -> Option<PathBuf> {
 }
 
 fn run(a: &RunArgs) -> Result<i32> {
-    let bin = a
-        .wakeplace_bin
-        .clone()
-        .unwrap_or_else(default_wakeplace_bin);
-    let mut t = Templates::new(&bin);
+    let mut t = Templates::new(&wakeplace_bin(a));
     if let Some(d) = peer_dir(a) {
         for peer in ["bpfland", "cosmos"] {
             let p = d.join(format!("scx_{peer}"));
@@ -825,11 +828,7 @@ fn run_one(
     let ops = loaded.as_ref().map(|_| scx.ops());
     let monitor = match &ops {
         Some(o) if o.starts_with("wakeplace") => {
-            let bin = a
-                .wakeplace_bin
-                .clone()
-                .unwrap_or_else(default_wakeplace_bin);
-            Monitor::start(&bin, logs.join(format!("{tag}.stats.jsonl")))
+            Monitor::start(&wakeplace_bin(a), logs.join(format!("{tag}.stats.jsonl")))
         }
         _ => None,
     };
