@@ -30,6 +30,7 @@ char _license[] SEC("license") = "GPL";
 #include "state.bpf.c"
 #include "topology.bpf.c"
 #include "vtime.bpf.c"
+#include "core_vtime.bpf.c"
 #include "coresched.bpf.c"
 #include "idle.bpf.c"
 #include "sync.bpf.c"
