@@ -52,6 +52,13 @@ struct Args {
     /// CPU the busy-polling waker is pinned to.
     #[arg(long, default_value_t = 0)]
     waker_cpu: usize,
+    /// Every this many milliseconds each worker runs one burst pinned to
+    /// the first worker CPU, then gets all worker CPUs back: the workers
+    /// come to share a CPU without any ranking, and whether their wakeups
+    /// keep them there (DELAY_DEQUEUE's requeue in place) or spread them is
+    /// the scheduler's. 0: never.
+    #[arg(long, default_value_t = 0)]
+    regroup_ms: u64,
     /// Burst by spinning on the clock (wall time) instead of a calibrated
     /// loop (CPU work): a preempted clock burst ends on time, a loop burst
     /// ends late.
@@ -140,6 +147,7 @@ fn run(a: &Args) -> Result<()> {
             (boxes.clone(), stop.clone(), alive.clone(), start.clone());
         let cpus = worker_cpus.clone();
         let (spin_clock, burst_ns) = (a.spin_clock, a.burst_us * 1000);
+        let regroup_ns = a.regroup_ms * 1_000_000;
         workers.push(
             std::thread::Builder::new()
                 .name(format!("worker{i}"))
@@ -152,8 +160,26 @@ fn run(a: &Args) -> Result<()> {
                         ..Default::default()
                     };
                     let mb = &boxes[i];
+                    let mut regroup_at = sys::now_ns() + regroup_ns;
+                    let mut regrouped = false;
+                    let mut failed = None;
                     while pinned.is_ok() && !stop.load(Relaxed) {
                         let t0 = sys::now_ns();
+                        if regrouped {
+                            // Widening the mask does not move a running task.
+                            regrouped = false;
+                            if let Err(e) = sys::pin_self(&cpus) {
+                                failed = Some(e);
+                                break;
+                            }
+                        } else if regroup_ns > 0 && t0 >= regroup_at {
+                            regroup_at = t0 + regroup_ns;
+                            regrouped = true;
+                            if let Err(e) = sys::pin_self(&cpus[..1]) {
+                                failed = Some(e);
+                                break;
+                            }
+                        }
                         if spin_clock {
                             sys::spin_until(t0 + burst_ns);
                         } else {
@@ -178,6 +204,9 @@ fn run(a: &Args) -> Result<()> {
                         }
                     }
                     alive.fetch_sub(1, Release);
+                    if let Some(e) = failed {
+                        return Err(e);
+                    }
                     pinned.map(|_| out)
                 })?,
         );
@@ -242,6 +271,7 @@ fn run(a: &Args) -> Result<()> {
         .param("duration_s", a.duration)
         .param("worker_cpus", sys::format_cpu_list(&worker_cpus))
         .param("waker_cpu", a.waker_cpu as u64)
+        .param("regroup_ms", a.regroup_ms)
         .param("burst", if a.spin_clock { "clock" } else { "loop" })
         .param("loops_per_us", (loops_per_us * 1000.0).round() / 1000.0);
     r.count("wakeups", wakeups)

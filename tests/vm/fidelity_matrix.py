@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""The fidelity matrix from fidelity_matrix.sh's runs: per workload, the
+same rates under EEVDF and under scx_wakeplace --policy stock (and, when
+run, a "before" binary's stock), and their ratio to EEVDF; then seed 000's
+pattern with the ranking override.
+
+    fidelity_matrix.py OUT KERNEL --phases LABEL... --workloads NAME...
+    fidelity_matrix.py --check MATRIX.json DEPARTURES
+
+
+reads OUT/trace.bt (bpftrace maps keyed by run = phase * 100 + workload,
+both from 1), OUT/<phase>-<workload>.json (the scheduler's counters,
+sumstats.py) and .out (the workload's JSON), and writes OUT/matrix.json,
+OUT/matrix.md and OUT/matrix.svg. A cell counts when either side has at
+least MIN_EVENTS events behind it; it is off when the ratio is outside
+0.8-1.25 (the fidelity issue's +-20%).
+"""
+import argparse
+import html
+import json
+import math
+import re
+import sys
+
+MIN_EVENTS = 10
+LO, HI = 0.8, 1.25
+PLACES = [
+    ("on_prev_idle", "prev CPU, idle"),
+    ("on_prev_busy", "prev CPU, busy (requeued behind another task)"),
+    ("on_waker", "the waker's CPU"),
+    ("on_waker_sibling", "the waker's SMT sibling"),
+    ("on_idle_core", "another CPU of an idle core"),
+    ("on_idle_cpu_busy_sibling", "another idle CPU, its sibling busy"),
+    ("on_other_busy", "another CPU, busy"),
+]
+ROWS = (
+    [("wakeups", "wakeups traced")]
+    + [(k + "_pct", "% placed on " + label) for k, label in PLACES]
+    + [
+        ("migrations_per_wakeup", "migrations per wakeup"),
+        ("wakeup_preemptions_per_wakeup", "wakeup preemptions per wakeup"),
+        ("preempted_per_wakeup", "times preempted per wakeup"),
+        ("delayed_requeues_per_wakeup", "delayed requeues per wakeup"),
+        ("wait_mean_us", "wake-to-run, mean us"),
+        ("waited_5ms_pct", "% waiting >= 5 ms"),
+        ("prev_busy_wait_mean_us", "wake-to-run after a requeue on a busy prev, mean us"),
+        ("stall_pct", "% handoffs stalled (delayed-stall's own count)"),
+    ]
+)
+# The cells the proposals act on (delayed requeues, sync placements, idle
+# picks), and the workloads that provoke them: --check asserts these, with
+# at least CHECK_EVENTS events on a side.
+KEY_CELLS = ("on_prev_busy_pct", "on_waker_pct", "on_waker_sibling_pct", "on_idle_core_pct",
+             "delayed_requeues_per_wakeup")
+KEY_WORKLOADS = ("delayed-provoke", "sync-provoke", "burst-regroup", "hackbench", "stress-ng-mix")
+CHECK_EVENTS = 30
+
+
+def bt_maps(path):
+    """{run: {map: value}} from the '@name[run]: value' lines bpftrace printed."""
+    out = {}
+    for m in re.finditer(r"^@(\w+)\[(\d+)\]: (-?\d+)$", open(path).read(), re.M):
+        out.setdefault(int(m.group(2)), {})[m.group(1)] = int(m.group(3))
+    return out
+
+
+def load_json(path):
+    try:
+        text = open(path).read()
+        # The workload's JSON is its last line that parses.
+        for line in reversed(text.splitlines()):
+            if line.startswith("{"):
+                return json.loads(line)
+        return json.loads(text)
+    except (OSError, ValueError):
+        return {}
+
+
+def cells(bt, sched, out):
+    """Rates from one run; each cell is (value, events behind it)."""
+    w = bt.get("wakeups", 0)
+    per = lambda k, n=w: (bt.get(k, 0) / n if n else None, bt.get(k, 0))  # noqa: E731
+    c = {"wakeups": (w, w)}
+    for key, _ in PLACES:
+        n = bt.get(key, 0)
+        c[key + "_pct"] = (100.0 * n / w if w else None, n)
+    c["migrations_per_wakeup"] = per("migrations")
+    c["wakeup_preemptions_per_wakeup"] = per("wakeup_preempt")
+    c["preempted_per_wakeup"] = per("preempted")
+    n = bt.get("wait_n", 0)
+    c["wait_mean_us"] = (bt.get("wait_us_sum", 0) / n if n else None, n)
+    c["waited_5ms_pct"] = (100.0 * bt.get("wait_5ms", 0) / n if n else None, bt.get("wait_5ms", 0))
+    n = bt.get("prev_busy_wait_n", 0)
+    c["prev_busy_wait_mean_us"] = (bt.get("prev_busy_wait_us_sum", 0) / n if n else None, n)
+    if sched == "eevdf":
+        c["delayed_requeues_per_wakeup"] = per("delayed_requeues")
+    else:
+        d = load_json(f"{out}.json").get("delayed_wakeups")
+        c["delayed_requeues_per_wakeup"] = (d / w if w and d is not None else None, d or 0)
+    res = load_json(f"{out}.out")
+    if res.get("bench") == "delayed-stall":
+        n = res.get("counts", {}).get("wakeups", 0)
+        c["stall_pct"] = (res.get("metrics", {}).get("stall_pct"), n)
+    return c
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    if isinstance(v, int) or abs(v) >= 100:
+        return f"{v:.0f}"
+    return f"{v:.3g}"
+
+
+def judge(e, s):
+    """(ratio, counts, off) for an EEVDF cell e and a scheduler cell s."""
+    (ev, en), (sv, sn) = e, s
+    ratio = sv / ev if ev and sv is not None else None
+    counts = max(en, sn) >= MIN_EVENTS
+    off = counts and ((ratio is not None and not LO <= ratio <= HI) or (not ev and bool(sv)))
+    return ratio, counts, bool(off)
+
+
+def svg(matrix, path):
+    """One dot per cell that counts: its ratio to EEVDF on a log axis, the +-20% band shaded."""
+    pts = []
+    for name, rows in matrix["workloads"].items():
+        for key, row in rows.items():
+            for side in ("stock", "before"):
+                r = row.get(side)
+                if r and r["counts"] and key != "wakeups":
+                    pts.append((f"{name}: {key}", side, r["ratio"]))
+    lo, hi = math.log(0.25), math.log(4)
+    x = lambda r: 330 + 400 * (min(max(math.log(r), lo), hi) - lo) / (hi - lo)  # noqa: E731
+    labels = sorted({p[0] for p in pts}, key=lambda s: [q[0] for q in pts].index(s))
+    h = 40 + 14 * len(labels)
+    o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="760" height="{h}" font-family="sans-serif" font-size="10">',
+         f'<rect x="{x(LO):.1f}" y="20" width="{x(HI) - x(LO):.1f}" height="{h - 30}" fill="#dfd"/>',
+         f'<line x1="{x(1):.1f}" y1="20" x2="{x(1):.1f}" y2="{h - 10}" stroke="#888"/>',
+         f'<text x="330" y="12">stock / EEVDF, log axis 0.25-4 (green: +-20%), kernel {html.escape(matrix["kernel"])};'
+         ' o stock, x before (ratio 0: no events on the stock side)</text>']
+    for i, lab in enumerate(labels):
+        y = 34 + 14 * i
+        o.append(f'<text x="5" y="{y + 3}">{html.escape(lab)}</text>')
+        for p in pts:
+            if p[0] != lab:
+                continue
+            r = p[2] if p[2] else 0.25
+            if p[1] == "stock":
+                o.append(f'<circle cx="{x(r):.1f}" cy="{y}" r="4" fill="#36c"/>')
+            else:
+                o.append(f'<text x="{x(r) - 3:.1f}" y="{y + 4}" fill="#c33">x</text>')
+    o.append("</svg>")
+    open(path, "w").write("\n".join(o) + "\n")
+
+
+def departures(path):
+    """{(workload, cell): reason} from the known-departures file."""
+    out = {}
+    for line in open(path):
+        line = line.split("#", 1)[0].strip()
+        if line:
+            wl, cell, reason = line.split(None, 2)
+            out[wl, cell] = reason
+    return out
+
+
+def check(matrix_path, known_path):
+    """t_fidelity.sh's assertions; prints one line per finding, returns failures."""
+    m = json.load(open(matrix_path))
+    known = departures(known_path)
+    fails = []
+    for name, rows in m["workloads"].items():
+        w = rows["wakeups"]
+        if not w["eevdf"] or w["eevdf"] < 20 or not w["stock"]["value"] or w["stock"]["value"] < 20:
+            fails.append(f"{name}: too few wakeups traced (EEVDF {w['eevdf']}, stock {w['stock']['value']})")
+    d = m["workloads"].get("delayed-provoke", {}).get("delayed_requeues_per_wakeup")
+    if not d or not d["eevdf"]:
+        fails.append("delayed-provoke: EEVDF made no delayed requeue: the workload does not provoke DELAY_DEQUEUE")
+    for name in KEY_WORKLOADS:
+        for cell in KEY_CELLS:
+            row = m["workloads"].get(name, {}).get(cell)
+            if not row:
+                continue
+            st = row["stock"]
+            if max(row["events_eevdf"], st["events"]) < CHECK_EVENTS:
+                continue
+            what = f"{name} {cell}: EEVDF {fmt(row['eevdf'])}, stock {fmt(st['value'])}, ratio {fmt(st['ratio'])}"
+            if not st["off"]:
+                print(f"ok    {what}")
+            elif (name, cell) in known:
+                print(f"known {what} ({known[name, cell]})")
+            else:
+                fails.append(f"{what}: outside {LO}-{HI} and not a known departure")
+    for f in fails:
+        print(f"FAIL  {f}")
+    return fails
+
+
+def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--check":
+        sys.exit(1 if check(sys.argv[2], sys.argv[3]) else 0)
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("kernel")
+    ap.add_argument("--phases", nargs="+", required=True)
+    ap.add_argument("--workloads", nargs="+", required=True)
+    a = ap.parse_args()
+    bt = bt_maps(f"{a.out}/trace.bt")
+    run = {}
+    for p, label in enumerate(a.phases):
+        for w, name in enumerate(a.workloads):
+            code = (p + 1) * 100 + w + 1
+            if code in bt:
+                run[label, name] = cells(bt[code], "eevdf" if label == "eevdf" else label,
+                                         f"{a.out}/{label}-{name}")
+    sides = [s for s in ("stock", "before") if s in a.phases]
+    matrix = {"kernel": a.kernel, "min_events": MIN_EVENTS, "band": [LO, HI], "workloads": {},
+              "key_cells": list(KEY_CELLS)}
+    head = "| | EEVDF | " + " | ".join(f"{s} | ratio" for s in sides) + " |"
+    md = []
+    tally = {s: [0, 0] for s in sides}
+    for name in a.workloads:
+        if ("eevdf", name) not in run or name == "burst-ranked":
+            continue
+        e = run["eevdf", name]
+        rows = {}
+        md += [f"### {name}", "", head, "|---|---:|" + "---:|---:|" * len(sides)]
+        for key, label in ROWS:
+            if key not in e:
+                continue
+            row = {"eevdf": e[key][0], "events_eevdf": e[key][1]}
+            line = f"| {label} | {fmt(e[key][0])} |"
+            for s in sides:
+                c = run.get((s, name), {}).get(key, (None, 0))
+                ratio, counts, off = judge(e[key], c)
+                row[s] = {"value": c[0], "events": c[1], "ratio": ratio, "counts": counts, "off": off}
+                if key != "wakeups" and counts:
+                    tally[s][0] += 1
+                    tally[s][1] += off
+                line += f" {fmt(c[0])} | {fmt(ratio)}{' !' if off and key != 'wakeups' else ''} |"
+            rows[key] = row
+            md.append(line)
+        md.append("")
+        matrix["workloads"][name] = rows
+    summary = [f"{s}: {t[0] - t[1]} of {t[0]} cells with at least {MIN_EVENTS} events within "
+               f"{LO}-{HI} of EEVDF" for s, t in tally.items()]
+    matrix["tally"] = {s: {"cells": t[0], "off": t[1]} for s, t in tally.items()}
+
+    # Seed 000's pattern with rankings: the burst workers under EEVDF (no
+    # rankings in a VM) and under the ranked scheduler variants.
+    ranked = [p for p in a.phases if p == "eevdf" or p.endswith("-ranked")]
+    seed = {}
+    if all((p, "burst-ranked") in run for p in ranked):
+        md += ["### burst-ranked: the ITMT + DELAY_DEQUEUE report's pattern, 7950X-like rankings "
+               "given to scx_wakeplace only", "",
+               "| | " + " | ".join("EEVDF (no rankings)" if p == "eevdf" else p for p in ranked) + " |",
+               "|---|" + "---:|" * len(ranked)]
+        for key, label in ROWS:
+            if key in ("wakeups", "stall_pct", "on_prev_busy_pct", "delayed_requeues_per_wakeup",
+                       "prev_busy_wait_mean_us", "waited_5ms_pct", "migrations_per_wakeup"):
+                vals = [run[p, "burst-ranked"].get(key, (None, 0)) for p in ranked]
+                seed[key] = {p: v[0] for p, v in zip(ranked, vals)}
+                md.append(f"| {label} | " + " | ".join(fmt(v[0]) for v in vals) + " |")
+        md.append("")
+    matrix["burst_ranked"] = seed
+
+    md = [f"Kernel {a.kernel}, one boot, TCG guest (compare ratios, not absolute times). Both sides "
+          "measured by one bpftrace session on the scheduler tracepoints, for each workload's own "
+          "tasks (`tests/vm/fidelity_matrix.sh`). Delayed requeues: fair.c's "
+          "`enqueue_task_fair(ENQUEUE_DELAYED)` under EEVDF, the emulation's `delayed_wakeups` "
+          f"counter (whole system) under stock. `!`: ratio outside {LO}-{HI} with at least "
+          f"{MIN_EVENTS} events on a side.", ""] + [f"- {s}" for s in summary] + [""] + md
+    json.dump(matrix, open(f"{a.out}/matrix.json", "w"), indent=1)
+    open(f"{a.out}/matrix.md", "w").write("\n".join(md) + "\n")
+    svg(matrix, f"{a.out}/matrix.svg")
+
+
+if __name__ == "__main__":
+    main()

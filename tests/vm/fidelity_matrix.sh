@@ -1,0 +1,211 @@
+#!/bin/bash
+# The fidelity matrix (tools/fidelity.sh boots it; t_fidelity.sh asserts on
+# it): fixed workloads run under EEVDF (no sched_ext scheduler) and under
+# scx_wakeplace --policy stock in this one boot, both measured by ONE
+# bpftrace session on the scheduler tracepoints, so that both sides are
+# counted the same way: where each wakee was placed (its prev CPU idle or
+# busy, the waker's CPU or SMT sibling, another idle core, an idle CPU
+# beside a busy sibling, another busy CPU), migrations, preemptions and the
+# wait from wakeup to running. fair.c's delayed requeues come from a kprobe
+# on enqueue_task_fair(ENQUEUE_DELAYED), the emulation's from its
+# delayed_wakeups counter.
+#
+# Seed 000's pattern (the ITMT + DELAY_DEQUEUE report) in two parts:
+#  burst-regroup: the burst workers come to share a CPU without rankings
+#    (pinned together for one burst every 500 ms, then allowed to spread);
+#  burst-ranked: the report's setup, with the 7950X-like ranking override
+#    given to scx_wakeplace (stock, delayed=migrate, asym=perf); EEVDF runs
+#    it without rankings (QEMU has none).
+# WAKEPLACE_BEFORE_BIN=PATH adds a phase "before": that binary's --policy
+# stock over every workload, for a fidelity change's before/after cells in
+# one boot. Writes $OUT/trace.bt, per run $OUT/<phase>-<workload>.{out,json}
+# and fidelity_matrix.py's matrix.{md,json,svg}.
+cd "$(dirname "$0")"; . ./lib.sh
+command -v bpftrace >/dev/null || fail "bpftrace missing (tools/setup.sh installs it)"
+grep -qw enqueue_task_fair /proc/kallsyms || fail "enqueue_task_fair is not a kernel symbol here"
+[ "$(cat /sys/devices/system/cpu/cpu1/topology/thread_siblings_list)" = 0-1 ] ||
+	fail "expects SMT pairs 0-1, 2-3, ... (run.sh --cpus 8 --smt 4x2)"
+# The loader, its stats clients and bpftrace stay on the last core in every
+# phase alike; the workloads get every CPU back.
+pin_to_last_core
+REL=$ROOT/target/release
+on_all() { echo "taskset -c $ALL_CPUS $*"; }
+secs=${WAKEPLACE_SECS:-5}
+# The burst workers wake ~30 times a second: longer runs, for enough events.
+bsecs=$((secs * 3))
+cycles=${WAKEPLACE_CYCLES:-40}
+BURST="taskset -c $ALL_CPUS $REL/delayed-stall --json --workers 2 --burst-us 15000 --delay-us 200 --stall-us 10000 --duration $bsecs --worker-cpus 1-3 --waker-cpu 0"
+# NAME|COMMS (the workload's task names; a trailing * is a prefix)|COMMAND
+WORKLOADS=(
+	"hackbench|hackbench|$(on_all "$REL/bench-wrap" --json hackbench -- -g 2 -l 50)"
+	"handoff|handoff|$(on_all "$REL/handoff" --json -l 5 --accesses 2000 --reps 1)"
+	"burst-regroup|worker0 worker1|$BURST --regroup-ms 500"
+	"burst-ranked|worker0 worker1|$BURST"
+	"delayed-provoke|wp-delayed|$(on_all python3 workloads/provoke_delayed.py --cycles "$cycles" --home 3 --allowed 1-3 --waker 0)"
+	"sync-provoke|wp-sync-wakee|$(on_all python3 workloads/provoke_sync.py --cycles "$cycles" --waker 0 --hogs 2,3 --park 2)"
+	"pinned-wake|notifier consumer|$(on_all "$REL/pinned-wake") --json --busy kernel --cpu 1 --consumer-cpu 2 --waker-cpu 2 --work-us 2000 --syscall-us 20000 --duration $secs"
+	"stress-ng-mix|stress-ng*|$(on_all stress-ng --pipe 2 --futex 2 --cpu 2 --timeout "${secs}s" --quiet)"
+)
+# The ITMT + DELAY_DEQUEUE report's 7950X: CPUs ranked 211 < 216 < 231, all of highest_perf 166.
+RANK7950X='--cpu-rank 1:211,2:216,3:231 --cpu-perf 1-3:166'
+# LABEL|BINARY|SCHEDULER ARGS|WORKLOADS (all, or names)
+PHASES=("eevdf|||all" "stock|$BIN|--policy stock|all")
+[ -n "${WAKEPLACE_BEFORE_BIN:-}" ] && PHASES+=("before|$WAKEPLACE_BEFORE_BIN|--policy stock|all")
+PHASES+=(
+	"stock-ranked|$BIN|--policy stock $RANK7950X|burst-ranked"
+	"migrate-ranked|$BIN|--policy stock,delayed=migrate $RANK7950X|burst-ranked"
+	"perf-ranked|$BIN|--policy stock,asym=perf $RANK7950X|burst-ranked"
+)
+
+# match EXPR "COMMS": a bpftrace condition that EXPR (a comm) is one of COMMS.
+match() {
+	local c cs out=""
+	read -ra cs <<<"$2"
+	for c in "${cs[@]}"; do
+		[ -n "$out" ] && out="$out || "
+		if [[ $c == *'*' ]]; then
+			c=${c%'*'}
+			out="${out}strncmp($1, \"$c\", ${#c}) == 0"
+		else
+			out="$out$1 == \"$c\""
+		fi
+	done
+	echo "($out)"
+}
+
+# mine EXPR: the current run's workload owns the task named EXPR. Runs are
+# numbered PHASE * 100 + WORKLOAD (from 1); a marker program named
+# wpm-<run> is executed before each, and its exec sets @cur.
+mine() {
+	local i out="" name comms
+	for i in "${!WORKLOADS[@]}"; do
+		IFS='|' read -r name comms _ <<<"${WORKLOADS[$i]}"
+		[ -n "$out" ] && out="$out || "
+		out="$out((uint64)@cur % 100 == $((i + 1)) && $(match "$1" "$comms"))"
+	done
+	echo "(@cur && ($out))"
+}
+
+# The program. Its last probe answers the marker wpm-ready: bpftrace says
+# "Attaching" before it attaches, which takes minutes under TCG, and
+# attaches in program order. 7.x's sched_migrate_task has no comm: migrations are those of
+# tasks seen waking. Preempted tasks are reported with prev_state
+# TASK_REPORT_MAX (0x100, include/trace/events/sched.h); the target_cpu of
+# sched_waking is the wakee's prev CPU, that of sched_wakeup where it was
+# placed. CPUs n and n^1 are SMT siblings.
+program() {
+	local p w
+	echo 'tracepoint:sched:sched_process_exec /strncmp(comm, "wpm-", 4) == 0/ {'
+	for p in "${!PHASES[@]}"; do
+		for w in "${!WORKLOADS[@]}"; do
+			echo "	if (comm == \"wpm-$(((p + 1) * 100 + w + 1))\") { @cur = $(((p + 1) * 100 + w + 1)); }"
+		done
+	done
+	cat <<EOF
+	clear(@wl); clear(@wts); clear(@wcpu); clear(@pcpu); clear(@prevbusy);
+}
+tracepoint:sched:sched_switch {
+	@curr[(int64)cpu] = args->next_pid;
+	\$pre = args->prev_state & 0x100;
+	if (\$pre && $(mine 'args->prev_comm')) { @preempted[@cur] = count(); }
+	if (@wts[args->next_pid]) {
+		\$d = (nsecs - @wts[args->next_pid]) / 1000;
+		@wait_us_sum[@cur] = sum(\$d);
+		@wait_n[@cur] = count();
+		if (\$d >= 5000) { @wait_5ms[@cur] = count(); }
+		if (\$pre) { @wakeup_preempt[@cur] = count(); }
+		if (@prevbusy[args->next_pid]) {
+			@prev_busy_wait_us_sum[@cur] = sum(\$d);
+			@prev_busy_wait_n[@cur] = count();
+			delete(@prevbusy[args->next_pid]);
+		}
+		delete(@wts[args->next_pid]);
+	}
+}
+tracepoint:sched:sched_waking /$(mine 'args->comm')/ {
+	@wl[args->pid] = 1;
+	@wcpu[args->pid] = cpu + 1;
+	@pcpu[args->pid] = args->target_cpu + 1;
+}
+tracepoint:sched:sched_wakeup /@wcpu[args->pid]/ {
+	\$w = (int64)@wcpu[args->pid] - 1;
+	\$p = (int64)@pcpu[args->pid] - 1;
+	\$c = (int64)args->target_cpu;
+	\$busy = @curr[\$c] != 0;
+	@wakeups[@cur] = count();
+	if (\$c == \$p) {
+		if (\$busy) { @on_prev_busy[@cur] = count(); @prevbusy[args->pid] = 1; }
+		else { @on_prev_idle[@cur] = count(); }
+	} else if (\$c == \$w) { @on_waker[@cur] = count(); }
+	else if ((\$c ^ 1) == \$w) { @on_waker_sibling[@cur] = count(); }
+	else if (\$busy) { @on_other_busy[@cur] = count(); }
+	else if (@curr[\$c ^ 1] == 0) { @on_idle_core[@cur] = count(); }
+	else { @on_idle_cpu_busy_sibling[@cur] = count(); }
+	@wts[args->pid] = nsecs;
+	delete(@wcpu[args->pid]);
+	delete(@pcpu[args->pid]);
+}
+tracepoint:sched:sched_migrate_task /@wl[args->pid]/ { @migrations[@cur] = count(); }
+kprobe:enqueue_task_fair /(arg2 & $ENQUEUE_DELAYED) && $(mine '((struct task_struct *)arg1)->comm')/ {
+	@delayed_requeues[@cur] = count();
+}
+tracepoint:sched:sched_process_exit /comm == "wpm-ready"/ { printf("ready\n"); }
+END { clear(@cur); clear(@curr); clear(@wl); clear(@wts); clear(@wcpu); clear(@pcpu); clear(@prevbusy); }
+EOF
+}
+
+MARKERS=$(mktemp -d)
+for p in "${!PHASES[@]}"; do
+	for w in "${!WORKLOADS[@]}"; do cp /bin/true "$MARKERS/wpm-$(((p + 1) * 100 + w + 1))"; done
+done
+cp /bin/true "$MARKERS/wpm-ready"
+
+program >"$OUT/trace.bt.src"
+log "kernel $(uname -r), $(nproc --all) CPUs; starting bpftrace (minutes under TCG)"
+bpftrace -B line "$OUT/trace.bt.src" >"$OUT/trace.bt" 2>&1 &
+BT=$!
+for _ in $(seq 1 600); do
+	"$MARKERS/wpm-ready"
+	grep -q '^ready' "$OUT/trace.bt" 2>/dev/null && break
+	kill -0 $BT 2>/dev/null || break
+	sleep 0.5
+done
+grep -q '^ready' "$OUT/trace.bt" || { cat "$OUT/trace.bt"; fail "bpftrace did not attach"; }
+log "bpftrace attached"
+
+for p in "${!PHASES[@]}"; do
+	IFS='|' read -r label bin args which <<<"${PHASES[$p]}"
+	if [ -n "$bin" ]; then
+		# shellcheck disable=SC2086 # args is a word list
+		BIN=$bin start_sched "$OUT/$label-sched.log" $args
+		SBIN=$bin
+	fi
+	for w in "${!WORKLOADS[@]}"; do
+		IFS='|' read -r name _ cmd <<<"${WORKLOADS[$w]}"
+		[ "$which" = all ] || [[ " $which " == *" $name "* ]] || continue
+		log "$label: $name"
+		"$MARKERS/wpm-$(((p + 1) * 100 + w + 1))"
+		if [ -n "$bin" ]; then
+			# The scheduler's own counters over the run.
+			# shellcheck disable=SC2086 # cmd is a word list
+			BIN=$SBIN measure "$label-$name" $cmd || { tail "$OUT/$label-$name.out"; kill -INT $BT; fail "$name failed under $label"; }
+		else
+			# shellcheck disable=SC2086
+			$cmd >"$OUT/$label-$name.out" 2>&1 || { tail "$OUT/$label-$name.out"; kill -INT $BT; fail "$name failed under EEVDF"; }
+		fi
+	done
+	if [ -n "$bin" ]; then
+		BIN=$SBIN stop_sched INT
+		check_no_ejection
+	fi
+done
+kill -INT $BT
+wait $BT
+rm -rf "$MARKERS"
+labels=""
+for p in "${PHASES[@]}"; do labels="$labels ${p%%|*}"; done
+names=""
+for w in "${WORKLOADS[@]}"; do names="$names ${w%%|*}"; done
+# shellcheck disable=SC2086
+python3 fidelity_matrix.py "$OUT" "$(uname -r)" --phases $labels --workloads $names || fail "fidelity_matrix.py"
+cat "$OUT/matrix.md"
