@@ -83,15 +83,41 @@ void BPF_STRUCT_OPS(wakeplace_update_idle, s32 cpu, bool idle)
 }
 
 /*
- * select_idle_cpu() with has_idle_core (fair.c 7.3, select_idle_core()):
- * over @target's LLC in for_each_cpu_wrap(target + 1) order, each core
- * visited once through its first CPU in that order (the kernel drops a busy
- * core's threads from the scan mask), the first core whose threads are all
- * idle wins, and that first CPU is returned. @sync_cpu, when >= 0, counts as
- * idle but is never the fallback (the sync family's waker-sibling variant).
- * With no idle core, *@fallback gets the first idle CPU met (the kernel's
- * *idle_cpu) and the hint is cleared. Returns the claimed CPU or -1; a dry
- * scan claims and clears nothing.
+ * select_idle_cpu() with has_idle_core (fair.c 7.3), over @target's LLC
+ * and @p's affinity:
+ *
+ *	if (!cpumask_and(cpus, sched_domain_span(sd), p->cpus_ptr))
+ *		return -1;
+ *	...
+ *	for_each_cpu_wrap(cpu, cpus, target + 1) {
+ *		if (has_idle_core) {
+ *			i = select_idle_core(p, cpu, cpus, &idle_cpu);
+ *
+ * and select_idle_core():
+ *
+ *	for_each_cpu(cpu, cpu_smt_mask(core)) {
+ *		if (!available_idle_cpu(cpu)) {
+ *			idle = false;
+ *			if (*idle_cpu == -1) {
+ *				if (choose_sched_idle_rq(cpu_rq(cpu), p) &&
+ *				    cpumask_test_cpu(cpu, cpus)) {
+ *			...
+ *		if (*idle_cpu == -1 && cpumask_test_cpu(cpu, cpus))
+ *			*idle_cpu = cpu;
+ *	}
+ *	if (idle)
+ *		return core;
+ *	cpumask_andnot(cpus, cpus, cpu_smt_mask(core));
+ *
+ * So a core is visited once, through its first *allowed* CPU in
+ * for_each_cpu_wrap(target + 1) order (a sibling outside the mask never
+ * stands for it), it is idle when every thread is, allowed or not, and
+ * that allowed CPU is returned. *@fallback gets the first allowed idle
+ * thread, in thread order, of the first core in the scan that has one (the
+ * kernel's *idle_cpu; SCHED_IDLE runqueues are not emulated). @sync_cpu,
+ * when >= 0, counts as idle but is never the fallback (the sync family's
+ * waker-sibling variant). With no idle core the hint is cleared. Returns
+ * the claimed CPU or -1; a dry scan claims and clears nothing.
  */
 static s32 scan_idle_core(struct task_struct *p, s32 target, s32 sync_cpu, s32 *fallback,
 			  bool dry)
@@ -102,18 +128,30 @@ static s32 scan_idle_core(struct task_struct *p, s32 target, s32 sync_cpu, s32 *
 	*fallback = -1;
 	bpf_for(i, 0, nr_cpus) {
 		s32 cpu = (target + 1 + i) % nr_cpus;
-		u32 pos = i, k;
 		bool first = true, core_idle = true;
+		u32 k;
 
 		if (!same_llc(cpu, target) || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			continue;
+		/* An allowed sibling met earlier in the scan already stood for this core. */
+		bpf_for(k, 0, WP_MAX_SMT) {
+			s32 s = sibling(cpu, k);
+
+			if (s < 0)
+				break;
+			if (s != cpu && bpf_cpumask_test_cpu(s, p->cpus_ptr) &&
+			    (u32)((s - target - 1 + 2 * nr_cpus) % nr_cpus) < (u32)i) {
+				first = false;
+				break;
+			}
+		}
+		if (!first)
 			continue;
 		bpf_for(k, 0, WP_MAX_SMT) {
 			s32 s = sibling(cpu, k);
 
 			if (s < 0)
 				break;
-			if (s != cpu && (u32)((s - target - 1 + 2 * nr_cpus) % nr_cpus) < pos)
-				first = false;
 			if (s == sync_cpu)
 				continue;
 			if (!cpu_idle_now(s, idle))
@@ -121,7 +159,7 @@ static s32 scan_idle_core(struct task_struct *p, s32 target, s32 sync_cpu, s32 *
 			else if (*fallback < 0 && bpf_cpumask_test_cpu(s, p->cpus_ptr))
 				*fallback = s;
 		}
-		if (!first || !core_idle || !cookie_ok(p, cpu))
+		if (!core_idle || !cookie_ok(p, cpu))
 			continue;
 		if (dry || cpu == sync_cpu || scx_bpf_test_and_clear_cpu_idle(cpu)) {
 			found = cpu;

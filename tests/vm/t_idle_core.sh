@@ -1,0 +1,27 @@
+#!/bin/bash
+# select_idle_core() under a cpumask that leaves out each core's first thread,
+# on SMT 4x2 (siblings 0-1, 2-3, 4-5, 6-7). fair.c (select_idle_cpu())
+# scans sched_domain_span & p->cpus_ptr, so a core's first *allowed* CPU
+# stands for it. workloads/provoke_sync.py: a wakee allowed on 1,3,5,7 only,
+# woken through a pipe by a waker on CPU 0 (outside its mask: no affine
+# wakeup), parks on CPU 1 (kept busy) before each wakeup, so prev is busy and
+# the idle-core scan runs; cores 2-3 and 4-5 are idle, the test's own
+# processes stay on 6-7. Each wakeup should find an idle core (CPU 3 for
+# core 2-3); a scan that let CPU 2 stand for core 2-3 finds none and takes
+# CPU 3 as the fallback idle CPU (sel_idle_cpu) instead.
+cd "$(dirname "$0")"; . ./lib.sh
+[ "$(nproc)" -ge 8 ] || fail "needs 4 cores x 2 threads (run.sh --cpus 8 --smt 4x2)"
+cycles=${WAKEPLACE_CYCLES:-60}
+pin_to_last_core
+start_sched "$OUT/idle-core.log" --policy stock
+F="wakeups sel_idle_core sel_idle_cpu sel_prev sel_busy"
+ROUNDS=1
+policy_rounds idle-core stock "$F" \
+	taskset -c 1,3,5,7 python3 workloads/provoke_sync.py --cycles "$cycles" --waker 0 --hogs 1 --park 1
+stop_sched INT
+check_no_ejection
+core=$(tot stock sel_idle_core) cpu=$(tot stock sel_idle_cpu)
+log "wakee on 1,3,5,7, $cycles wakeups: idle core $core, idle CPU $cpu"
+# Other tasks' wakeups (the stats client, kworkers) add a few of each.
+[ "$core" -ge $((cycles * 2 / 3)) ] || fail "only $core idle-core picks for $cycles wakeups whose cores 2-3 and 4-5 were idle ($cpu idle-CPU picks)"
+[ "$cpu" -lt $((cycles / 3)) ] || fail "$cpu idle-CPU picks: the idle cores were not found"
