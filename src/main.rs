@@ -288,6 +288,10 @@ impl<'a> Scheduler<'a> {
         // ops.update_idle() keeps the has_idle_cores hint (idle.bpf.c); the
         // kernel's idle tracking stays on for everything else.
         skel.struct_ops.wakeplace_ops_mut().flags |= *scx_utils::compat::SCX_OPS_KEEP_BUILTIN_IDLE;
+        // The asym pull of a task alone on its CPU: with ENQ_LAST the kernel
+        // hands it to ops.enqueue() instead of keeping it (dispatch.bpf.c keeps
+        // every other lone task itself). 6.12 and 7.x both have the flag.
+        skel.struct_ops.wakeplace_ops_mut().flags |= *scx_utils::compat::SCX_OPS_ENQ_LAST;
         // A higher class (RT, DL, stop) taking a CPU: 6.12 tells the scheduler
         // through ops.cpu_release(), where it hands the CPU's local queue back
         // (scx_bpf_reenqueue_local()). 7.x deprecates that op; there, with

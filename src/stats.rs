@@ -260,8 +260,10 @@ pub struct Metrics {
     pub shadow_perf_pulls: u64,
     #[stat(desc = "shadow, preempt: wanted preemptions that pinned takes at once")]
     pub shadow_pinned_at_once: u64,
-    #[stat(desc = "asym: running tasks moved to a higher-priority idle CPU (asym packing)")]
+    #[stat(desc = "asym: running tasks pulled to a higher-priority idle CPU (asym packing)")]
     pub asym_pulls: u64,
+    #[stat(desc = "asym: ... and requeued there (the destination still free)")]
+    pub asym_moved: u64,
     #[stat(
         desc = "preempt: wakees that should preempt the running task (eligible, earlier deadline)"
     )]
@@ -412,6 +414,7 @@ impl Metrics {
             sync_sib_idle: d(i::wp_stat_idx_WP_ST_SYNC_SIB_IDLE),
             sync_sib_idle_taken: d(i::wp_stat_idx_WP_ST_SYNC_SIB_IDLE_TAKEN),
             asym_pulls: d(i::wp_stat_idx_WP_ST_ASYM_PULLS),
+            asym_moved: d(i::wp_stat_idx_WP_ST_ASYM_MOVED),
             preempt_wanted: d(i::wp_stat_idx_WP_ST_PREEMPT_WANTED),
             preempt_at_once: d(i::wp_stat_idx_WP_ST_PREEMPT_AT_ONCE),
             preempt_at_tick: d(i::wp_stat_idx_WP_ST_PREEMPT_AT_TICK),
@@ -470,7 +473,7 @@ impl Metrics {
         writeln!(
             w,
             "            delayed w/stay/move {}/{}/{} | sync w/waker/sib/prev/else {}/{}/{}/{}/{} sib-idle/taken {}/{} \
-             | asym pulls {} | preempt want/once/user/tick/moot {}/{}/{}/{}/{} pinned p99 {:.1} us \
+             | asym pulls/moved {}/{} | preempt want/once/user/tick/moot {}/{}/{}/{}/{} pinned p99 {:.1} us \
              | cookie clash/avoidable {}/{} cs-order {}/{}",
             self.delayed_wakeups,
             self.delayed_stayed,
@@ -483,6 +486,7 @@ impl Metrics {
             self.sync_sib_idle,
             self.sync_sib_idle_taken,
             self.asym_pulls,
+            self.asym_moved,
             self.preempt_wanted,
             self.preempt_at_once,
             self.preempt_at_user,

@@ -23,10 +23,26 @@
  *	       (sched_asym_prefer(env->dst_cpu, env->src_cpu) ||
  *		!sched_use_asym_prio(env->sd, env->src_cpu));
  *
- * an idle higher-priority CPU pulls the running task. Here the pull is
- * tried at each tick of the busy CPU (fair.c: per balance interval, from
- * nohz_balancer_kick()), and under SMT the destination core need not be
- * idle (sched_use_asym_prio()'s is_core_idle()): the fidelity issue's.
+ * an idle higher-priority CPU pulls the running task, alone on its CPU or
+ * not: sched_balance_rq() then stops the busy CPU and moves it
+ * (7.3, 13979-13987):
+ *
+ *		busiest->active_balance = 1;
+ *		busiest->push_cpu = this_cpu;
+ *		...
+ *		stop_one_cpu_nowait(cpu_of(busiest),
+ *				    alb_stop_fn(&env), busiest,
+ *				    &busiest->active_balance_work);
+ *
+ * and active_load_balance_cpu_stop() detach_one_task()s it to push_cpu.
+ * Here the tick zeroes the task's slice and records the destination;
+ * dispatch() then does not keep it, and the requeue (ops.enqueue(), with
+ * SCX_ENQ_LAST when it was alone: the loader sets SCX_OPS_ENQ_LAST) puts
+ * it on the destination's queue, if that is still free. Still differing
+ * from fair.c: the pull is tried at each tick of the busy CPU (fair.c: per
+ * balance interval, from nohz_balancer_kick()), and under SMT the
+ * destination core need not be idle (sched_use_asym_prio()'s
+ * is_core_idle()).
  *
  * asym=perf: priority = highest_perf, so CPUs of equal performance are
  * equal (the report's observation; this project's own variant).
@@ -95,10 +111,13 @@ static s32 asym_pull_dst(struct task_struct *p, s32 cpu, const struct cpumask *i
 static bool asym_pull(struct task_struct *p, s32 cpu, const struct cpumask *idle)
 {
 	bool shadow = shadow_on && asym_avail, live = asym_active();
+	struct task_ctx *tctx = lookup_task_ctx(p);
 	u32 v = pol(WP_POL_ASYM);
 	s32 rank_dst = -1, perf_dst = -1, best;
-	struct task_ctx *tctx;
 
+	/* A pull from an earlier tick that did not happen is decided again. */
+	if (tctx)
+		tctx->asym_dst = -1;
 	if (shadow || (live && v == WP_ASYM_RANK))
 		rank_dst = asym_pull_dst(p, cpu, idle, WP_ASYM_RANK);
 	if (shadow || (live && v == WP_ASYM_PERF))
@@ -110,7 +129,7 @@ static bool asym_pull(struct task_struct *p, s32 cpu, const struct cpumask *idle
 	if (!live)
 		return false;
 	best = v == WP_ASYM_PERF ? perf_dst : rank_dst;
-	if (best < 0 || !(tctx = lookup_task_ctx(p)))
+	if (best < 0 || !tctx)
 		return false;
 	tctx->asym_dst = best;
 	p->scx.slice = 0;

@@ -84,8 +84,9 @@ static bool run_starved(s32 cpu, struct cpu_ctx *cctx, u64 now)
 void BPF_STRUCT_OPS(wakeplace_dispatch, s32 cpu, struct task_struct *prev)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
-	struct task_ctx *ptctx;
+	struct task_ctx *ptctx = NULL;
 	struct task_struct *head;
+	bool prev_queued = prev && (prev->scx.flags & SCX_TASK_QUEUED), pull;
 
 	if (!cctx)
 		return;
@@ -100,10 +101,18 @@ void BPF_STRUCT_OPS(wakeplace_dispatch, s32 cpu, struct task_struct *prev)
 		return;
 
 	/*
+	 * An asym pull of prev is pending (asym.bpf.c): prev is not kept, so
+	 * that the kernel requeues it through ops.enqueue(), which moves it.
+	 */
+	if (prev_queued)
+		ptctx = lookup_task_ctx(prev);
+	pull = ptctx && ptctx->asym_dst >= 0;
+
+	/*
 	 * prev's slice ran out but it is still runnable: keep it if it is still
 	 * the earliest eligible deadline here, as pick_eevdf() would.
 	 */
-	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && (ptctx = lookup_task_ctx(prev))) {
+	if (ptctx && !pull) {
 		struct task_ctx *htctx = NULL;
 		u64 now = bpf_ktime_get_ns();
 		u64 vr = ptctx->vruntime, dl = ptctx->deadline;
@@ -137,6 +146,17 @@ pick:
 		stat_inc(WP_ST_DISPATCH_LOCAL);
 		return;
 	}
-	if (steal(cpu))
+	if (steal(cpu)) {
 		stat_inc(WP_ST_DISPATCH_STOLEN);
+		return;
+	}
+	/*
+	 * Nothing else to run. The loader sets SCX_OPS_ENQ_LAST for the asym
+	 * pull, so the kernel no longer keeps prev by itself: keep it here
+	 * with the slice the kernel would give it (refill_task_slice_dfl()),
+	 * unless a pull is pending. Then, with a zero slice, prev goes to
+	 * ops.enqueue() with SCX_ENQ_LAST and this CPU goes idle.
+	 */
+	if (prev_queued && !pull)
+		prev->scx.slice = SCX_SLICE_DFL;
 }

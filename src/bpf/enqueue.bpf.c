@@ -45,14 +45,26 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 	 * other CPU moving it there gets the scheduler ejected).
 	 */
 	stuck = is_migration_disabled(p);
-	/* asym packing moved this task off its CPU at the tick: requeue it there. */
+	/*
+	 * asym packing pulled this task off its CPU at the tick (asym.bpf.c):
+	 * requeue it on the destination. Only the requeue that follows the
+	 * pull takes it; a wakeup has been placed by select_cpu(). Alone on
+	 * its CPU, the task comes here with SCX_ENQ_LAST; if the destination
+	 * is no longer free it keeps running where it is, as sched_ext would
+	 * without SCX_OPS_ENQ_LAST.
+	 */
 	if (tctx->asym_dst >= 0) {
 		s32 dst = tctx->asym_dst;
 
 		tctx->asym_dst = -1;
-		if (!stuck && bpf_cpumask_test_cpu(dst, p->cpus_ptr) && !cpu_busy(dst)) {
+		if (!wakeup && !stuck && bpf_cpumask_test_cpu(dst, p->cpus_ptr) &&
+		    !cpu_busy(dst)) {
 			cpu = dst;
 			migrate_accounting(p, tctx, cpu, bpf_ktime_get_ns());
+			stat_inc(WP_ST_ASYM_MOVED);
+		} else if (enq_flags & SCX_ENQ_LAST) {
+			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags);
+			return;
 		}
 	}
 	/*

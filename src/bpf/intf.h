@@ -65,7 +65,8 @@ enum wp_stat_idx {
 	WP_ST_SYNC_SIB_IDLE,	/* ... waker's and prev's CPUs busy, an SMT sibling of the waker idle */
 	WP_ST_SYNC_SIB_IDLE_TAKEN, /* ... and placed the wakee on that sibling */
 	/* asym family */
-	WP_ST_ASYM_PULLS,	/* running task moved to a higher-priority idle CPU (asym packing) */
+	WP_ST_ASYM_PULLS,	/* running task to move to a higher-priority idle CPU (asym packing) */
+	WP_ST_ASYM_MOVED,	/* ... and requeued there */
 	/* preempt family */
 	WP_ST_PREEMPT_WANTED,	/* wakee eligible with an earlier deadline than the running task */
 	WP_ST_PREEMPT_AT_ONCE,	/* ... and the running task was preempted at once */
