@@ -9,7 +9,8 @@
 #
 # --before: another scx_wakeplace binary (e.g. built from the commit before a
 # fidelity change) whose stock runs in the same boot, as the "before" column.
-# env: WAKEPLACE_SECS (seconds per timed workload, default 5),
+# env: WAKEPLACE_WORKLOADS (names: only those workloads),
+#      WAKEPLACE_SECS (seconds per timed workload, default 5),
 #      WAKEPLACE_CYCLES (cycles of the provoking workloads, default 40).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,7 +22,7 @@ while [ $# -gt 0 ]; do
 	--kernel) k=${2:?--kernel needs 7.3 or 6.12}; shift 2 ;;
 	--before) before=$(readlink -f "${2:?--before needs a binary}"); shift 2
 		[ -x "$before" ] || { echo "fidelity.sh: --before $before is not an executable" >&2; exit 2; } ;;
-	-h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "fidelity.sh: unknown argument '$1' (--kernel 7.3|6.12, --before BINARY)" >&2; exit 2 ;;
 	esac
 done
@@ -35,7 +36,7 @@ out=results/fidelity/$k
 rm -rf "$out"
 mkdir -p "$out"
 tools/vm/run.sh --kernel "$kernel" --cpus 8 --smt 4x2 --timeout 2400 --out "$out" \
-	-- env WAKEPLACE_BEFORE_BIN="$before" WAKEPLACE_SECS="${WAKEPLACE_SECS:-5}" WAKEPLACE_CYCLES="${WAKEPLACE_CYCLES:-40}" \
+	-- env WAKEPLACE_BEFORE_BIN="$before" WAKEPLACE_WORKLOADS="${WAKEPLACE_WORKLOADS:-}" WAKEPLACE_SECS="${WAKEPLACE_SECS:-5}" WAKEPLACE_CYCLES="${WAKEPLACE_CYCLES:-40}" \
 	tests/vm/fidelity_matrix.sh
 [ -s "$out/matrix.md" ] || { echo "fidelity.sh: no matrix written (see $out/console.log)" >&2; exit 1; }
 cat "$out/matrix.md"

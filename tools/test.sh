@@ -42,41 +42,40 @@ for k in $kernels; do
 done
 
 # Suites per kernel. Foundation and hardening run on 2 cores x 2 threads; the
-# policy proofs and the fidelity check on 4 x 2 (the sync family needs an idle
+# policy proofs and the fidelity matrix on 4 x 2 (the sync family needs an idle
 # core besides the waker's, and spare cores make one reliably idle); the
 # SMT-off variant (sync=waker-cpu) on 4 x 1. Each boot prints
 # "vm: N passed, M failed". WAKEPLACE_SOAK_S=200 makes the soak the long one.
 soak_s=${WAKEPLACE_SOAK_S:-60}
 suites_of() {
 	case $1 in
-	7.3) echo foundation hardening policies nosmt ;;
+	7.3) echo foundation hardening policies nosmt fidelity ;;
 	*) echo foundation policies ;;
 	esac
 }
-# suite_args KERNEL SUITE. t_fidelity.sh (bpftrace against fair.c) runs on
-# 7.3 only here, for CI's time; on 6.12 by hand:
-#   tools/vm/run.sh --kernel 6.12 --cpus 8 --smt 4x2 -- tests/vm/run-all.sh t_fidelity.sh
+# suite_args KERNEL SUITE. The fidelity matrix (t_fidelity.sh, bpftrace
+# against fair.c) runs on 7.3 only here, for CI's time; on 6.12 by hand:
+#   tools/fidelity.sh --kernel 6.12
 suite_args() {
-	local fidelity=t_fidelity.sh
-	[[ $1 == 7.3 ]] || fidelity=
 	case $2 in
 	foundation) echo --timeout 2400 -- tests/vm/run-all.sh t_errors.sh t_load_unload.sh t_sigkill.sh t_stress.sh t_bench.sh t_dl_server.sh t_lazy_preempt.sh ;;
 	hardening) echo --timeout $((2400 + 3 * soak_s)) -- env WAKEPLACE_SOAK_S="$soak_s" \
 		tests/vm/run-all.sh t_security.sh t_hotplug.sh t_eject.sh t_rt_hold.sh t_migrate_disabled.sh t_soak.sh ;;
-	policies) echo --timeout 3000 --cpus 8 --smt 4x2 -- tests/vm/run-all.sh t_policy_delayed.sh t_policy_sync.sh \
-		t_policy_preempt.sh t_policy_asym.sh t_policy_coresched.sh $fidelity ;;
+	policies) echo --timeout 3000 --cpus 8 --smt 4x2 -- tests/vm/run-all.sh t_policy_delayed.sh t_policy_sync.sh t_idle_core.sh \
+		t_policy_preempt.sh t_policy_asym.sh t_policy_coresched.sh ;;
+	fidelity) echo --timeout 1800 --cpus 8 --smt 4x2 -- tests/vm/run-all.sh t_fidelity.sh ;;
 	nosmt) echo --timeout 900 --cpus 4 --no-smt -- tests/vm/run-all.sh t_policy_sync_nosmt.sh ;;
 	esac
 }
 
 results=${WAKEPLACE_RESULTS:-$repo/results}
 # The suites form one queue, longest first (the policy proofs, then the
-# foundation, hardening and SMT-off suites), taken by one VM lane per host
+# fidelity matrix, foundation, hardening and SMT-off suites), taken by one VM lane per host
 # core (WAKEPLACE_VMS): a lane that finishes early takes the next suite,
 # whichever kernel it is for. One kernel's suites chained in one lane left
 # the 6.12 lane idle for 20 minutes while 7.3's ran (CI, 3875 s).
 jobs=()
-for suite in policies foundation hardening nosmt; do
+for suite in policies fidelity foundation hardening nosmt; do
 	for k in $kernels; do
 		[[ " $(suites_of "$k") " == *" $suite "* ]] && jobs+=("$k:$suite")
 	done

@@ -16,6 +16,7 @@
 #  burst-ranked: the report's setup, with the 7950X-like ranking override
 #    given to scx_wakeplace (stock, delayed=migrate, asym=perf); EEVDF runs
 #    it without rankings (QEMU has none).
+# WAKEPLACE_WORKLOADS="NAME..." runs only those workloads.
 # WAKEPLACE_BEFORE_BIN=PATH adds a phase "before": that binary's --policy
 # stock over every workload, for a fidelity change's before/after cells in
 # one boot. Writes $OUT/trace.bt, per run $OUT/<phase>-<workload>.{out,json}
@@ -183,6 +184,7 @@ for p in "${!PHASES[@]}"; do
 	for w in "${!WORKLOADS[@]}"; do
 		IFS='|' read -r name _ cmd <<<"${WORKLOADS[$w]}"
 		[ "$which" = all ] || [[ " $which " == *" $name "* ]] || continue
+		[ -z "${WAKEPLACE_WORKLOADS:-}" ] || [[ " $WAKEPLACE_WORKLOADS " == *" $name "* ]] || continue
 		log "$label: $name"
 		"$MARKERS/wpm-$(((p + 1) * 100 + w + 1))"
 		if [ -n "$bin" ]; then
