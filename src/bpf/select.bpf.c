@@ -6,8 +6,7 @@
  * priorities, so neither does this. The sync family's decisions are made
  * in sync.bpf.c, at the points its patches change.
  *
- * Not emulated (fidelity issue): wake_affine_weight() (a non-idle,
- * non-sync affine wakeup stays on prev), affine domains beyond the LLC,
+ * Not emulated (fidelity issue): affine domains beyond the LLC,
  * the SIS_UTIL scan limit, select_idle_capacity(), the per-CPU kthread
  * stacking rule.
  */
@@ -89,6 +88,9 @@ static s32 select_idle_sibling(struct task_struct *p, struct task_ctx *tctx, s32
 	s32 target = sync_cpu >= 0 ? sync_cpu : prev, recent, cpu, fallback;
 	bool has_idle_core = false, dry = how & SEL_DRY;
 	u32 v = how & SEL_VARIANT;
+
+	if (how & SEL_WAKER_TARGET)
+		target = bpf_get_smp_processor_id();
 
 	if (claim_idle(p, target, dry)) {
 		sel_stat(target == prev ? WP_ST_SEL_PREV : WP_ST_SEL_TARGET, dry);
@@ -197,6 +199,77 @@ static s32 sync_target(struct task_struct *p, struct task_ctx *tctx, struct task
 }
 
 /*
+ * wake_affine() past its sync case (fair.c 7.3, wake_affine_idle() and
+ * wake_affine_weight(), 8584-8660): is the waker's CPU the target of a
+ * wakeup for which sync_target() chose nothing?
+ *
+ *	if (available_idle_cpu(this_cpu) && cpus_share_cache(this_cpu, prev_cpu))
+ *		return available_idle_cpu(prev_cpu) ? prev_cpu : this_cpu;
+ *	...
+ *	if (available_idle_cpu(prev_cpu))
+ *		return prev_cpu;
+ *	-> wake_affine_weight():
+ *	this_eff_load = cpu_load(cpu_rq(this_cpu));
+ *	if (sync) { ... this_eff_load -= task_h_load(current); }
+ *	this_eff_load += task_h_load(p);
+ *	this_eff_load *= 100 * capacity_of(prev_cpu);
+ *	prev_eff_load = cpu_load(cpu_rq(prev_cpu)) - task_h_load(p);
+ *	prev_eff_load *= (100 + (sd->imbalance_pct - 100) / 2) * capacity_of(this_cpu);
+ *	if (sync) prev_eff_load += 1;
+ *	return this_eff_load < prev_eff_load ? this_cpu : nr_cpumask_bits;
+ *
+ * The loads are the weights queued on each CPU (sum_w), not PELT averages:
+ * the sleeping wakee counts with its full weight, where fair.c counts its
+ * decayed load, and prev's load does not hold it (fair.c's holds its
+ * blocked load and subtracts it). Capacities are equal (no asym capacity
+ * is emulated); imbalance_pct is 110 between SMT siblings, 117 in the LLC.
+ */
+static bool wake_affine_waker(struct task_struct *p, struct task_ctx *tctx, struct task_ctx *wctx,
+			      s32 prev_cpu, u64 wake_flags)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	s32 this_cpu = bpf_get_smp_processor_id();
+	struct cpu_ctx *tc, *pc;
+	s64 this_load, prev_load;
+	u32 pct;
+	bool sync;
+
+	if (this_cpu == prev_cpu || !same_llc(this_cpu, prev_cpu) ||
+	    !bpf_cpumask_test_cpu(this_cpu, p->cpus_ptr) ||
+	    (wctx && wake_wide(wctx, tctx, this_cpu)))
+		return false;
+	/* Woken from an interrupt on an idle CPU. */
+	if (!cur->pid)
+		return !cpu_is_idle(prev_cpu);
+	if (cpu_is_idle(prev_cpu))
+		return false;
+	tc = lookup_cpu_ctx(this_cpu);
+	pc = lookup_cpu_ctx(prev_cpu);
+	if (!tc || !pc)
+		return false;
+	sync = (wake_flags & SCX_WAKE_SYNC) && !(cur->flags & PF_EXITING);
+	this_load = tc->sum_w;
+	if (sync && wctx) {
+		if ((s64)wctx->weight > this_load)
+			return true;
+		this_load -= wctx->weight;
+	}
+	this_load = (this_load + task_weight(p)) * 100;
+	pct = same_core(this_cpu, prev_cpu) ? 110 : 117;
+	prev_load = pc->sum_w * (100 + (pct - 100) / 2) + sync;
+	return this_load < prev_load;
+}
+
+/* The flag for select_task_rq() when wake_affine() picked the waker's CPU past the sync case. */
+static __always_inline u32 affine_how(struct task_struct *p, struct task_ctx *tctx,
+				      struct task_ctx *wctx, s32 prev_cpu, s32 sync_cpu,
+				      u64 wake_flags)
+{
+	return sync_cpu < 0 && wake_affine_waker(p, tctx, wctx, prev_cpu, wake_flags) ?
+		       SEL_WAKER_TARGET : 0;
+}
+
+/*
  * The selection after record_wakee() (the caller's, done once): target is
  * @sync_cpu (sync_target()) or prev; the sync family's variant in @how acts
  * where its patch does; then select_idle_sibling().
@@ -254,7 +327,8 @@ static s32 select_cpu_sis(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 		sib_idle = sync_situation(p, sync_cpu, prev_cpu);
 		shadow_sync(p, prev_cpu, sync_cpu);
 	}
-	cpu = select_task_rq(p, prev_cpu, sync_cpu, pol(WP_POL_SYNC));
+	cpu = select_task_rq(p, prev_cpu, sync_cpu,
+			     pol(WP_POL_SYNC) | affine_how(p, tctx, wctx, prev_cpu, sync_cpu, wake_flags));
 	if (sync_cpu >= 0)
 		count_sync_placement(cpu, sync_cpu, prev_cpu, sib_idle);
 	return cpu;

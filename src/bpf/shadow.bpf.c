@@ -76,7 +76,8 @@ static void shadow_delayed(struct task_struct *p, struct task_ctx *tctx, s32 pre
 	if (!shadow_on)
 		return;
 	sync_cpu = sync_target(p, tctx, wctx, prev, wake_flags);
-	cpu = select_task_rq(p, prev, sync_cpu, pol(WP_POL_SYNC) | SEL_DRY);
+	cpu = select_task_rq(p, prev, sync_cpu, pol(WP_POL_SYNC) | SEL_DRY |
+			     affine_how(p, tctx, wctx, prev, sync_cpu, wake_flags));
 	if (cpu == prev)
 		return;
 	stat_inc(WP_ST_SHADOW_MIGRATE_MOVES);

@@ -53,6 +53,7 @@ u32 policy[WP_POL_NR];
  */
 #define SEL_VARIANT 0xff
 #define SEL_DRY 0x100
+#define SEL_WAKER_TARGET 0x200 /* wake_affine() chose the waker's CPU beyond the sync case */
 
 /*
  * Lag is clamped like fair.c's update_entity_lag(): to about two slices of
