@@ -49,11 +49,11 @@ ROWS = (
 )
 # The cells the proposals act on (delayed requeues, sync placements, idle
 # picks), and the workloads that provoke them: --check asserts these, with
-# at least CHECK_EVENTS events on a side.
+# at least CHECK_EVENTS events on a side (fewer: reported only, TCG noise).
 KEY_CELLS = ("on_prev_busy_pct", "on_waker_pct", "on_waker_sibling_pct", "on_idle_core_pct",
              "delayed_requeues_per_wakeup")
 KEY_WORKLOADS = ("delayed-provoke", "sync-provoke", "burst-regroup", "hackbench", "stress-ng-mix")
-CHECK_EVENTS = 30
+CHECK_EVENTS = 100
 
 
 def bt_maps(path):
@@ -183,10 +183,10 @@ def check(matrix_path, known_path):
             if not row:
                 continue
             st = row["stock"]
-            if max(row["events_eevdf"], st["events"]) < CHECK_EVENTS:
-                continue
             what = f"{name} {cell}: EEVDF {fmt(row['eevdf'])}, stock {fmt(st['value'])}, ratio {fmt(st['ratio'])}"
-            if not st["off"]:
+            if max(row["events_eevdf"], st["events"]) < CHECK_EVENTS:
+                print(f"few   {what} (under {CHECK_EVENTS} events: not asserted)")
+            elif not st["off"]:
                 print(f"ok    {what}")
             elif (name, cell) in known:
                 print(f"known {what} ({known[name, cell]})")
