@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
 	--kernel) k=${2:?--kernel needs 7.3 or 6.12}; shift 2 ;;
 	--before) before=$(readlink -f "${2:?--before needs a binary}"); shift 2
 		[ -x "$before" ] || { echo "fidelity.sh: --before $before is not an executable" >&2; exit 2; } ;;
-	-h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "fidelity.sh: unknown argument '$1' (--kernel 7.3|6.12, --before BINARY)" >&2; exit 2 ;;
 	esac
 done
