@@ -153,6 +153,22 @@ static s32 select_idle_sibling(struct task_struct *p, struct task_ctx *tctx, s32
 	return bpf_cpumask_test_cpu(target, p->cpus_ptr) ? target : prev;
 }
 
+/* select_task_rq_fair(): sync = (wake_flags & WF_SYNC) && !(current->flags & PF_EXITING) */
+static __always_inline bool wake_sync(u64 wake_flags)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+
+	return (wake_flags & SCX_WAKE_SYNC) && !(cur->flags & PF_EXITING);
+}
+
+/* select_task_rq_fair(): want_affine = !wake_wide(p) && cpumask_test_cpu(cpu, p->cpus_ptr) */
+static __always_inline bool want_affine(struct task_struct *p, struct task_ctx *tctx,
+					struct task_ctx *wctx, s32 this_cpu)
+{
+	return !(wctx && wake_wide(wctx, tctx, this_cpu)) &&
+	       bpf_cpumask_test_cpu(this_cpu, p->cpus_ptr);
+}
+
 /*
  * select_task_rq_fair() (9927-9993), its wakeup fast path:
  *
@@ -184,16 +200,11 @@ static s32 select_idle_sibling(struct task_struct *p, struct task_ctx *tctx, s32
 static s32 sync_target(struct task_struct *p, struct task_ctx *tctx, struct task_ctx *wctx,
 		       s32 prev_cpu, u64 wake_flags)
 {
-	struct task_struct *cur = bpf_get_current_task_btf();
 	s32 this_cpu = bpf_get_smp_processor_id();
-	bool sync, want_affine;
 
-	sync = (wake_flags & SCX_WAKE_SYNC) && !(cur->flags & PF_EXITING);
-	want_affine = !(wctx && wake_wide(wctx, tctx, this_cpu)) &&
-		      bpf_cpumask_test_cpu(this_cpu, p->cpus_ptr);
 	/* new_cpu == cpu: the waker's CPU (also when it is prev). */
-	if (want_affine && sync && same_llc(this_cpu, prev_cpu) &&
-	    scx_bpf_dsq_nr_queued(cpu_dsq(this_cpu)) == 0)
+	if (want_affine(p, tctx, wctx, this_cpu) && wake_sync(wake_flags) &&
+	    same_llc(this_cpu, prev_cpu) && scx_bpf_dsq_nr_queued(cpu_dsq(this_cpu)) == 0)
 		return this_cpu;
 	return -1;
 }
@@ -235,8 +246,7 @@ static bool wake_affine_waker(struct task_struct *p, struct task_ctx *tctx, stru
 	bool sync;
 
 	if (this_cpu == prev_cpu || !same_llc(this_cpu, prev_cpu) ||
-	    !bpf_cpumask_test_cpu(this_cpu, p->cpus_ptr) ||
-	    (wctx && wake_wide(wctx, tctx, this_cpu)))
+	    !want_affine(p, tctx, wctx, this_cpu))
 		return false;
 	/* Woken from an interrupt on an idle CPU. */
 	if (!cur->pid)
@@ -247,7 +257,7 @@ static bool wake_affine_waker(struct task_struct *p, struct task_ctx *tctx, stru
 	pc = lookup_cpu_ctx(prev_cpu);
 	if (!tc || !pc)
 		return false;
-	sync = (wake_flags & SCX_WAKE_SYNC) && !(cur->flags & PF_EXITING);
+	sync = wake_sync(wake_flags);
 	this_load = tc->sum_w;
 	if (sync && wctx) {
 		if ((s64)wctx->weight > this_load)

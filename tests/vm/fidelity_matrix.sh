@@ -74,9 +74,12 @@ match() {
 	echo "($out)"
 }
 
-# mine EXPR: the current run's workload owns the task named EXPR. Runs are
-# numbered PHASE * 100 + WORKLOAD (from 1); a marker program named
-# wpm-<run> is executed before each, and its exec sets @cur.
+# run_code PHASE WORKLOAD (indexes from 0): a run's number, PHASE * 100 +
+# WORKLOAD, both from 1 (fidelity_matrix.py reads the maps by it). A marker
+# program named wpm-<run> is executed before each run; its exec sets @cur.
+run_code() { echo $((($1 + 1) * 100 + $2 + 1)); }
+
+# mine EXPR: the current run's workload owns the task named EXPR.
 mine() {
 	local i out="" name comms
 	for i in "${!WORKLOADS[@]}"; do
@@ -99,7 +102,7 @@ program() {
 	echo 'tracepoint:sched:sched_process_exec /strncmp(comm, "wpm-", 4) == 0/ {'
 	for p in "${!PHASES[@]}"; do
 		for w in "${!WORKLOADS[@]}"; do
-			echo "	if (comm == \"wpm-$(((p + 1) * 100 + w + 1))\") { @cur = $(((p + 1) * 100 + w + 1)); }"
+			echo "	if (comm == \"wpm-$(run_code "$p" "$w")\") { @cur = $(run_code "$p" "$w"); }"
 		done
 	done
 	cat <<EOF
@@ -157,7 +160,7 @@ EOF
 
 MARKERS=$(mktemp -d)
 for p in "${!PHASES[@]}"; do
-	for w in "${!WORKLOADS[@]}"; do cp /bin/true "$MARKERS/wpm-$(((p + 1) * 100 + w + 1))"; done
+	for w in "${!WORKLOADS[@]}"; do cp /bin/true "$MARKERS/wpm-$(run_code "$p" "$w")"; done
 done
 cp /bin/true "$MARKERS/wpm-ready"
 
@@ -179,25 +182,24 @@ for p in "${!PHASES[@]}"; do
 	if [ -n "$bin" ]; then
 		# shellcheck disable=SC2086 # args is a word list
 		BIN=$bin start_sched "$OUT/$label-sched.log" $args
-		SBIN=$bin
 	fi
 	for w in "${!WORKLOADS[@]}"; do
 		IFS='|' read -r name _ cmd <<<"${WORKLOADS[$w]}"
 		[ "$which" = all ] || [[ " $which " == *" $name "* ]] || continue
 		[ -z "${WAKEPLACE_WORKLOADS:-}" ] || [[ " $WAKEPLACE_WORKLOADS " == *" $name "* ]] || continue
 		log "$label: $name"
-		"$MARKERS/wpm-$(((p + 1) * 100 + w + 1))"
+		"$MARKERS/wpm-$(run_code "$p" "$w")"
 		if [ -n "$bin" ]; then
 			# The scheduler's own counters over the run.
 			# shellcheck disable=SC2086 # cmd is a word list
-			BIN=$SBIN measure "$label-$name" $cmd || { tail "$OUT/$label-$name.out"; kill -INT $BT; fail "$name failed under $label"; }
+			BIN=$bin measure "$label-$name" $cmd || { tail "$OUT/$label-$name.out"; kill -INT $BT; fail "$name failed under $label"; }
 		else
 			# shellcheck disable=SC2086
 			$cmd >"$OUT/$label-$name.out" 2>&1 || { tail "$OUT/$label-$name.out"; kill -INT $BT; fail "$name failed under EEVDF"; }
 		fi
 	done
 	if [ -n "$bin" ]; then
-		BIN=$SBIN stop_sched INT
+		BIN=$bin stop_sched INT
 		check_no_ejection
 	fi
 done

@@ -149,24 +149,6 @@ mark_totals() {
 marked() { echo "${MARK[$1|$2]:-0}"; }
 since() { echo $(( $(tot "$1" "$2") - ${MARK[$1|$2]:-0} )); }
 
-# traced NAME SCRIPT CMD...: run CMD under the bpftrace program SCRIPT; the
-# maps it prints at exit land in $OUT/NAME.bt, CMD's output in $OUT/NAME.out.
-traced() {
-	local name=$1 script=$2 bt
-	shift 2
-	bpftrace -e "$script" >"$OUT/$name.bt" 2>&1 &
-	bt=$!
-	for _ in $(seq 1 600); do
-		grep -q Attaching "$OUT/$name.bt" && break
-		kill -0 $bt 2>/dev/null || break
-		sleep 0.1
-	done
-	grep -q Attaching "$OUT/$name.bt" || { cat "$OUT/$name.bt"; fail "bpftrace did not attach for $name"; }
-	"$@" >"$OUT/$name.out" 2>&1 || { kill -INT $bt; tail "$OUT/$name.out"; fail "$name: workload failed"; }
-	kill -INT $bt
-	wait $bt
-}
-
 # ENQUEUE_DELAYED (kernel/sched/sched.h) is 0x200 in 6.12 and 0x20 in 7.3.
 case "$(uname -r)" in
 6.*) ENQUEUE_DELAYED=0x200 ;;
