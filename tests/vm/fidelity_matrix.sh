@@ -45,7 +45,7 @@ WORKLOADS=(
 	"delayed-provoke|wp-delayed|$(on_all python3 workloads/provoke_delayed.py --cycles "$cycles" --home 3 --allowed 1-3 --waker 0)"
 	"sync-provoke|wp-sync-wakee|$(on_all python3 workloads/provoke_sync.py --cycles "$cycles" --waker 0 --hogs 2,3 --park 2)"
 	"pinned-wake|notifier consumer|$(on_all "$REL/pinned-wake") --json --busy kernel --cpu 1 --consumer-cpu 2 --waker-cpu 2 --work-us 2000 --syscall-us 20000 --duration $secs"
-	"stress-ng-mix|stress-ng*|$(on_all stress-ng --pipe 2 --futex 2 --cpu 2 --timeout "${secs}s" --quiet)"
+	"stress-ng-mix|stress-ng*|$(on_all stress-ng --temp-path "$OUT" --pipe 2 --futex 2 --cpu 2 --timeout "${secs}s" --quiet)"
 )
 # The ITMT + DELAY_DEQUEUE report's 7950X: CPUs ranked 211 < 216 < 231, all of highest_perf 166.
 RANK7950X='--cpu-rank 1:211,2:216,3:231 --cpu-perf 1-3:166'
