@@ -32,6 +32,32 @@ pub struct KernelFeatures {
     /// BPF task work (bpf_task_work_schedule_resume()): preempt=lazy can act
     /// at a return to user mode, as PREEMPT_LAZY does.
     pub task_work: bool,
+    /// CONFIG_HZ, when the kernel's config can be read: fair.c's lag limit
+    /// is a slice plus a tick (entity_lag()).
+    pub hz: Option<u32>,
+}
+
+/// CONFIG_HZ from a kernel config's text.
+pub fn parse_config_hz(config: &str) -> Option<u32> {
+    config
+        .lines()
+        .find_map(|l| l.strip_prefix("CONFIG_HZ="))
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|&hz| hz > 0)
+}
+
+/// The running kernel's CONFIG_HZ: /boot/config-RELEASE, else
+/// /proc/config.gz (through zcat), else unknown.
+fn config_hz(release: &str) -> Option<u32> {
+    if let Ok(text) = std::fs::read_to_string(format!("/boot/config-{release}")) {
+        return parse_config_hz(&text);
+    }
+    let out = std::process::Command::new("zcat")
+        .arg("/proc/config.gz")
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    parse_config_hz(&String::from_utf8_lossy(&out.stdout))
 }
 
 /// "6.12.57+deb13" -> (6, 12).
@@ -107,6 +133,7 @@ impl KernelFeatures {
             enq_immed: *compat::SCX_OPS_ALWAYS_ENQ_IMMED,
             sched_core: compat::struct_has_field("task_struct", "core_cookie").unwrap_or(false),
             task_work: ksym("bpf_task_work_schedule_resume"),
+            hz: config_hz(&release),
             release,
         })
     }
@@ -157,5 +184,16 @@ mod tests {
         assert!(parse_release("6.1.0").unwrap() < MIN_KERNEL);
         assert!(parse_release("6.12.0").unwrap() >= MIN_KERNEL);
         assert!(parse_release("7.0.1").unwrap() >= MIN_KERNEL);
+    }
+
+    #[test]
+    fn config_hz_lines() {
+        let cfg =
+            "# CONFIG_HZ_100 is not set\nCONFIG_HZ_1000=y\nCONFIG_HZ=1000\nCONFIG_HZ_PERIODIC=n\n";
+        assert_eq!(parse_config_hz(cfg), Some(1000));
+        assert_eq!(parse_config_hz("CONFIG_HZ=250\n"), Some(250));
+        assert_eq!(parse_config_hz("CONFIG_HZ_250=y\n"), None);
+        assert_eq!(parse_config_hz("CONFIG_HZ=0\n"), None);
+        assert_eq!(parse_config_hz(""), None);
     }
 }

@@ -326,6 +326,13 @@ impl<'a> Scheduler<'a> {
         let rodata = skel.maps.rodata_data.as_mut().unwrap();
         rodata.slice_ns = slice_us * 1000;
         rodata.stall_ns = opts.stall_us * 1000;
+        rodata.tick_ns = match kf.hz {
+            Some(hz) => 1_000_000_000 / hz as u64,
+            None => {
+                warn!("CONFIG_HZ unknown (no /boot/config-{} or /proc/config.gz): the lag limit assumes 1000 Hz", kf.release);
+                1_000_000
+            }
+        };
         rodata.nr_cpus = layout.nr_cpu_ids as u32;
         rodata.smt_enabled = topo.smt_enabled;
         let (rank_ovr, perf_ovr) =

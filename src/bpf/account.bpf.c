@@ -15,22 +15,25 @@ void BPF_STRUCT_OPS(wakeplace_runnable, struct task_struct *p, u64 enq_flags)
 	if (enq_flags & SCX_ENQ_WAKEUP) {
 		tctx->wake_ts = now;
 		stat_inc(WP_ST_WAKEUPS);
+		if (tctx->requeue_delayed && cpu == tctx->last_cpu) {
+			requeue_delayed(p, tctx, cpu, now);
+			goto queued;
+		}
 		/*
-		 * Under DELAY_DEQUEUE the task never left its old CPU: its vruntime
-		 * is kept while it is still ineligible there (requeue, or dequeue at
-		 * wakeup), and its lag is zeroed if it became eligible and was
-		 * dequeued in the meantime (DELAY_ZERO). NO_DELAY_DEQUEUE keeps the
-		 * lag saved when it blocked.
+		 * Under DELAY_DEQUEUE the task never left its old CPU: its lag is
+		 * what it is now there (dequeued at this wakeup to move), or
+		 * zero if it became eligible and was dequeued in the meantime
+		 * (DELAY_ZERO). NO_DELAY_DEQUEUE keeps the lag saved when it
+		 * blocked.
 		 */
 		if (tctx->blocked_ineligible && pol(WP_POL_DELAYED) != WP_DELAYED_OFF &&
-		    tctx->last_cpu >= 0) {
-			s64 lag = task_lag(tctx, tctx->last_cpu);
-
-			tctx->lag = lag < 0 ? clamp_lag(lag) : 0;
-		}
-		tctx->blocked_ineligible = false;
+		    tctx->last_cpu >= 0)
+			tctx->lag = delayed_lag(p, tctx, tctx->last_cpu, now);
 	}
-	place_task(p, tctx, cpu);
+	place_task(p, tctx, cpu, now);
+queued:
+	tctx->requeue_delayed = false;
+	tctx->blocked_ineligible = false;
 	add_weight(tctx, cpu, task_weight(p), now);
 	cs_place(p, tctx, cpu, enq_flags & SCX_ENQ_WAKEUP);
 }
@@ -148,15 +151,15 @@ void BPF_STRUCT_OPS(wakeplace_quiescent, struct task_struct *p, u64 deq_flags)
 	if (!tctx)
 		return;
 	if (tctx->rq_cpu >= 0) {
-		s64 lag = task_lag(tctx, tctx->rq_cpu);
+		s64 lag = task_lag(tctx, tctx->rq_cpu, bpf_ktime_get_ns());
 
 		/* DELAY_DEQUEUE's case: the task sleeps while it is owed nothing. */
 		tctx->blocked_ineligible = (deq_flags & SCX_DEQ_SLEEP) && lag < 0;
 		if (tctx->blocked_ineligible)
 			stat_inc(WP_ST_INELIGIBLE_BLOCKS);
-		tctx->lag = clamp_lag(lag);
+		tctx->lag = clamp_lag(lag, task_weight(p));
 	}
-	remove_weight(tctx);
+	remove_weight(tctx, bpf_ktime_get_ns());
 }
 
 s32 BPF_STRUCT_OPS(wakeplace_init_task, struct task_struct *p, struct scx_init_task_args *args)
@@ -183,7 +186,7 @@ void BPF_STRUCT_OPS(wakeplace_enable, struct task_struct *p)
 		return;
 	/* New to this scheduler: start at V with zero lag, like a new fair task. */
 	tctx->lag = 0;
-	place_task(p, tctx, scx_bpf_task_cpu(p));
+	place_task(p, tctx, scx_bpf_task_cpu(p), bpf_ktime_get_ns());
 }
 
 void BPF_STRUCT_OPS(wakeplace_disable, struct task_struct *p)
@@ -192,7 +195,7 @@ void BPF_STRUCT_OPS(wakeplace_disable, struct task_struct *p)
 	u32 pid = p->pid;
 
 	if (tctx)
-		remove_weight(tctx);
+		remove_weight(tctx, bpf_ktime_get_ns());
 	/* Leaving (exit included): free its task work slot, cancelling a pending one. */
 	bpf_map_delete_elem(&lazy_tw_map, &pid);
 }

@@ -59,7 +59,7 @@ static void cs_place(struct task_struct *p, struct task_ctx *tctx, s32 cpu, bool
 	if (!nc || (tctx->cs_core == (s32)core && !fresh))
 		return;
 	if (tctx->cs_core >= 0 && (oc = lookup_core_ctx(tctx->cs_core)))
-		lag = clamp_lag((s64)(oc->vtime - tctx->cs_vruntime));
+		lag = clamp_lag((s64)(oc->vtime - tctx->cs_vruntime), task_weight(p));
 	tctx->cs_vruntime = nc->vtime - lag;
 	tctx->cs_deadline = tctx->cs_vruntime + scale_by_weight(slice_ns, task_weight(p));
 	tctx->cs_core = core;

@@ -37,7 +37,46 @@ static bool still_delayed(struct task_struct *p, struct task_ctx *tctx, s32 prev
 	cctx = lookup_cpu_ctx(prev_cpu);
 	if (!cctx || !cctx->curr_pid || cctx->curr_pid == p->pid)
 		return false;
-	return (s64)(cctx->vtime - tctx->vruntime) < 0;
+	return task_lag(tctx, prev_cpu, bpf_ktime_get_ns()) < 0;
+}
+
+/*
+ * The lag a delayed task has when its delay ends, at @cpu's V now
+ * (update_entity_lag(), fair.c 7.3, 889-902):
+ *
+ *	if (se->sched_delayed) {
+ *		vlag = max(vlag, se->vlag);
+ *		if (sched_feat(DELAY_ZERO))
+ *			vlag = min(vlag, 0);
+ *
+ * its debt may shrink while it waits, not grow, and it gains no credit.
+ */
+static s64 delayed_lag(struct task_struct *p, struct task_ctx *tctx, s32 cpu, u64 now)
+{
+	s64 lag = clamp_lag(task_lag(tctx, cpu, now), task_weight(p));
+
+	if (lag < tctx->lag)
+		lag = tctx->lag;
+	return lag < 0 ? lag : 0;
+}
+
+/*
+ * The wakee was left queued in place (ttwu_runnable()): requeue_delayed_entity()
+ * (fair.c 7.3, 8138-8160) keeps its vruntime and deadline unless
+ * update_entity_lag() changed its lag, and places it again only then:
+ *
+ *	if (update_entity_lag(cfs_rq, se)) {
+ *		...
+ *		place_entity(cfs_rq, se, 0);
+ */
+static void requeue_delayed(struct task_struct *p, struct task_ctx *tctx, s32 cpu, u64 now)
+{
+	s64 lag = delayed_lag(p, tctx, cpu, now);
+
+	if (lag == task_lag(tctx, cpu, now))
+		return;
+	tctx->lag = lag;
+	place_task(p, tctx, cpu, now);
 }
 
 /*
@@ -125,6 +164,7 @@ s32 BPF_STRUCT_OPS(wakeplace_select_cpu, struct task_struct *p, s32 prev_cpu, u6
 		/* Left in place: no select_task_rq(), so no record_wakee() either. */
 		if (delayed_stays(p, buddies)) {
 			stat_inc(WP_ST_DELAYED_STAYED);
+			tctx->requeue_delayed = true;
 			return prev_cpu;
 		}
 		delayed = true;

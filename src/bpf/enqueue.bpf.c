@@ -115,7 +115,7 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	cctx = lookup_cpu_ctx(cpu);
 	if (!wakeup || !cctx || !cctx->curr_pid || cctx->curr_pid == p->pid ||
-	    (s64)(tctx->deadline - cctx->curr_deadline) >= 0 || task_lag(tctx, cpu) < 0)
+	    (s64)(tctx->deadline - cctx->curr_deadline) >= 0 || task_lag(tctx, cpu, bpf_ktime_get_ns()) < 0)
 		return;
 	stat_inc(WP_ST_PREEMPT_WANTED);
 	/* Shadow: the wanted preemptions preempt=pinned takes at once (full: all; lazy: none). */

@@ -9,6 +9,8 @@ UEI_DEFINE(uei);
 /* Set by the loader before load. */
 const volatile u64 slice_ns = 3000000;
 const volatile u64 stall_ns = 500000;
+/* TICK_NSEC, from the kernel's CONFIG_HZ: part of fair.c's lag limit (clamp_lag()). */
+const volatile u64 tick_ns = 1000000;
 /*
  * Starvation guard (run_starved()): a task queued this long runs next,
  * whatever its deadline. A quarter of the kernel's watchdog timeout.
@@ -55,13 +57,6 @@ u32 policy[WP_POL_NR];
 #define SEL_DRY 0x100
 #define SEL_WAKER_TARGET 0x200 /* wake_affine() chose the waker's CPU beyond the sync case */
 
-/*
- * Lag is clamped like fair.c's update_entity_lag(): to about two slices of
- * service, so that a long sleeper neither hoards credit nor carries debt
- * forever.
- */
-#define LAG_LIMIT_NS (2 * slice_ns)
-
 struct task_ctx {
 	u64 vruntime;	/* in the virtual time of rq_cpu (or of last_cpu when asleep) */
 	u64 deadline;
@@ -73,6 +68,7 @@ struct task_ctx {
 	s32 last_cpu;	/* CPU the task last ran on */
 	u32 weight;	/* weight added to rq_cpu's sum_w */
 	bool blocked_ineligible; /* blocked with negative lag (DELAY_DEQUEUE's case) */
+	bool requeue_delayed;	/* woken still delayed and left in place (delayed.bpf.c) */
 	s32 asym_dst;	/* asym packing: CPU to requeue on at the next enqueue, or -1 */
 	/* coresched: vruntime and deadline in the virtual time of core cs_core */
 	u64 cs_vruntime;
@@ -93,7 +89,7 @@ struct {
 } task_ctx_stor SEC(".maps");
 
 struct cpu_ctx {
-	u64 vtime;		/* V of this CPU */
+	u64 vtime;		/* V: weighted average of the vruntimes queued here (vtime.bpf.c) */
 	u64 vtime_ts;		/* when V was last advanced */
 	s64 sum_w;		/* weight queued here (updated atomically, also remotely) */
 	u64 curr_deadline;	/* deadline of the running task */
