@@ -6,15 +6,15 @@
  * where and when a wakee runs; everything else stays the same so that the
  * policy-independent counters compare like with like.
  *
- * Virtual time, per CPU (fair.c keeps one per runqueue):
+ * Virtual time, per CPU (fair.c keeps one per runqueue; vtime.bpf.c):
  * - a task's vruntime advances by delta_exec * NICE0 / weight while it runs;
- * - the CPU's virtual time V advances by delta * NICE0 / sum_w, sum_w being
- *   the weight of the tasks queued on or running on that CPU, so V is the
- *   EEVDF "ideal" service a nice-0 task would have received there;
+ * - the CPU's virtual time V is the weighted average of the vruntimes queued
+ *   there (avg_vruntime): it advances by delta * NICE0 / sum_w while one of
+ *   them runs, and moves to the new average when a task joins or leaves;
  * - lag = V - vruntime; a task is eligible when lag >= 0 (entity_eligible);
  * - deadline = vruntime + slice * NICE0 / weight (update_deadline);
- * - a woken task is placed at V - lag, its lag saved when it blocked
- *   (place_entity, without fair.c's load-based lag inflation).
+ * - a woken task is placed at V - lag, its lag saved when it blocked and
+ *   inflated for its own weight (place_entity).
  * Each CPU's queue is a DSQ ordered by deadline; dispatch takes the first
  * eligible task (pick_eevdf), falling back to the earliest deadline.
  */
