@@ -9,7 +9,7 @@ cd "$(dirname "$0")"; . ./lib.sh
 [ "$(nproc)" -ge 4 ] || fail "needs 4 CPUs"
 grep -q , /sys/devices/system/cpu/cpu0/topology/thread_siblings_list &&
 	fail "SMT is on: boot with run.sh --no-smt"
-cycles=${WAKEPLACE_CYCLES:-45}
+cycles=${WAKEPLACE_CYCLES:-80}
 start_sched "$OUT/pol-sync-nosmt.log"
 s=stock k=stock,sync=waker-cpu w=stock,sync=waker-sibling p=stock,sync=prev-sibling
 policy_rounds sync "$s $k $w $p" "sync_wakeups sync_on_waker sync_on_sibling sync_on_prev sync_elsewhere" \
@@ -17,7 +17,13 @@ policy_rounds sync "$s $k $w $p" "sync_wakeups sync_on_waker sync_on_sibling syn
 stop_sched INT
 check_no_ejection
 total=$((ROUNDS * cycles))
-[ "$(tot $s sync_wakeups)" -ge $((total / 2)) ] || fail "stock: only $(tot $s sync_wakeups) sync wakeups with the waker alone (provocation failed)"
+# Not every cycle's wakeup passes through CPU selection: the wakee blocks on
+# the hog's CPU, often with negative lag, and is then delayed there
+# (DELAY_DEQUEUE) and requeued in place by ttwu_runnable(), as fair.c does
+# (EEVDF requeued 41% of this workload's wakeups in the fidelity matrix;
+# stock 44 of 90 went through selection in one boot). A failed provocation
+# gives next to none.
+[ "$(tot $s sync_wakeups)" -ge $((total / 4)) ] || fail "stock: only $(tot $s sync_wakeups) sync wakeups with the waker alone (provocation failed)"
 share() { echo $(( 100 * $(tot "$1" sync_on_waker) / ($(tot "$1" sync_wakeups) + 1) )); }
 ss=$(share $s) ks=$(share $k) ws=$(share $w) ps=$(share $p)
 log "on the waker's CPU: stock $ss%, waker-cpu $ks%, waker-sibling $ws%, prev-sibling $ps%"
