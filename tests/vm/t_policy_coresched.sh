@@ -52,11 +52,18 @@ log "share of the nice-0 spinner (nice 0 vs 10, weights ~9:1): eevdf $es%, fifo 
 efi=$(avg cs eevdf clash:forceidle_ms) ffi=$(avg cs-clash $f forceidle_ms) cfi=$(avg cs-clash $c forceidle_ms)
 log "clash: forced idle per run: eevdf ${efi} ms, fifo ${ffi} ms, cookie ${cfi} ms"
 fc=$(tot $f cookie_clash) cc=$(tot $c cookie_clash)
+fa=$(tot $f cookie_clash_avoidable) ca=$(tot $c cookie_clash_avoidable)
 log "clash: wakees queued next to another cookie: fifo $fc of $(tot $f wakeups) wakeups, cookie $cc of $(tot $c wakeups)"
+log "clash: of them with a cookie-free idle CPU allowed (avoidable): fifo $fa, cookie $ca"
 
 [ "$(tot $d cs_orderings)" -gt 0 ] || fail "ops.core_sched_before() was never called: is core scheduling on?"
-[ "$fc" -ge 20 ] || fail "fifo: only $fc wakeups next to another cookie (provocation failed)"
-[ "$cc" -le $((fc / 4)) ] || fail "cookie did not avoid the clashes ($fc -> $cc)"
+# coresched=cookie can only avoid a clash where a cookie-free idle CPU is
+# allowed; the rest (15-27 per run in CI boots, whatever fifo's total of
+# 70-174) stay, so the strict check is on the avoidable ones (65 -> 2,
+# 93 -> 1, 81 -> 0, 161 -> 0 in four boots), and the total must still fall.
+[ "$fa" -ge 20 ] || fail "fifo: only $fa avoidable wakeups next to another cookie (provocation failed)"
+[ "$ca" -le $((fa / 4)) ] || fail "cookie did not avoid the avoidable clashes ($fa -> $ca)"
+[ "$cc" -lt "$fc" ] || fail "cookie: clashes did not fall ($fc -> $cc)"
 # The kernel's forced idle is the outcome users see, but it is noisy under
 # TCG (fifo 478-1342 ms, cookie 123-294 ms across CI boots; one boot's
 # 478 -> 294 failed an earlier "halves" check): the counter above carries the
