@@ -20,7 +20,7 @@ total=$((ROUNDS * cycles))
 # Not every cycle's wakeup passes through CPU selection: the wakee blocks on
 # the hog's CPU, often with negative lag, and is then delayed there
 # (DELAY_DEQUEUE) and requeued in place by ttwu_runnable(), as fair.c does
-# (EEVDF requeued 41% of this workload's wakeups in the fidelity matrix;
+# (EEVDF requeued 41% of the SMT variant's wakeups in the fidelity matrix;
 # stock 44 of 90 went through selection in one boot). A failed provocation
 # gives next to none.
 [ "$(tot $s sync_wakeups)" -ge $((total / 4)) ] || fail "stock: only $(tot $s sync_wakeups) sync wakeups with the waker alone (provocation failed)"
