@@ -175,6 +175,7 @@ s32 BPF_STRUCT_OPS(wakeplace_init_task, struct task_struct *p, struct scx_init_t
 	tctx->cs_core = -1;
 	tctx->recent_used_cpu = -1;
 	tctx->lag = 0;
+	task_load_init(tctx, task_weight(p), bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -194,8 +195,10 @@ void BPF_STRUCT_OPS(wakeplace_disable, struct task_struct *p)
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	u32 pid = p->pid;
 
-	if (tctx)
+	if (tctx) {
 		remove_weight(tctx, bpf_ktime_get_ns());
+		task_load_detach(tctx, bpf_ktime_get_ns());
+	}
 	/* Leaving (exit included): free its task work slot, cancelling a pending one. */
 	bpf_map_delete_elem(&lazy_tw_map, &pid);
 }

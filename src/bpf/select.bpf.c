@@ -229,19 +229,22 @@ static s32 sync_target(struct task_struct *p, struct task_ctx *tctx, struct task
  *	if (sync) prev_eff_load += 1;
  *	return this_eff_load < prev_eff_load ? this_cpu : nr_cpumask_bits;
  *
- * The loads are the weights queued on each CPU (sum_w), not PELT averages:
- * the sleeping wakee counts with its full weight, where fair.c counts its
- * decayed load, and prev's load does not hold it (fair.c's holds its
- * blocked load and subtracts it). Capacities are equal (no asym capacity
- * is emulated); imbalance_pct is 110 between SMT siblings, 117 in the LLC.
+ * The loads are PELT's (pelt.bpf.c): the CPUs' at the wakeup, the waker's
+ * up to now, the wakee's as of when it last slept, which is what
+ * p->se.avg holds then (no sync_entity_load_avg() on this path). fair.c's
+ * cpu_load() is as of the runqueue's last update, up to a tick old; here
+ * it is at the wakeup. Capacities are equal (no asym capacity is
+ * emulated); imbalance_pct is 110 between SMT siblings, 117 in the LLC;
+ * task_h_load() is the task's own load (no task groups).
  */
 static bool wake_affine_waker(struct task_struct *p, struct task_ctx *tctx, struct task_ctx *wctx,
 			      s32 prev_cpu, u64 wake_flags)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
 	s32 this_cpu = bpf_get_smp_processor_id();
+	u64 now = bpf_ktime_get_ns();
 	struct cpu_ctx *tc, *pc;
-	s64 this_load, prev_load;
+	s64 this_load, prev_load, cur_load;
 	u32 pct;
 	bool sync;
 
@@ -258,15 +261,17 @@ static bool wake_affine_waker(struct task_struct *p, struct task_ctx *tctx, stru
 	if (!tc || !pc)
 		return false;
 	sync = wake_sync(wake_flags);
-	this_load = tc->sum_w;
+	this_load = cpu_load_at(tc, now);
 	if (sync && wctx) {
-		if ((s64)wctx->weight > this_load)
+		cur_load = task_load_at(wctx, now);
+		if (cur_load > this_load)
 			return true;
-		this_load -= wctx->weight;
+		this_load -= cur_load;
 	}
-	this_load = (this_load + task_weight(p)) * 100;
+	this_load = (this_load + (s64)tctx->load_avg) * 100;
 	pct = same_core(this_cpu, prev_cpu) ? 110 : 117;
-	prev_load = pc->sum_w * (100 + (pct - 100) / 2) + sync;
+	prev_load = ((s64)cpu_load_at(pc, now) - (s64)tctx->load_avg) * (100 + (pct - 100) / 2) +
+		    sync;
 	return this_load < prev_load;
 }
 

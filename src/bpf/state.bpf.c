@@ -79,6 +79,10 @@ struct task_ctx {
 	u32 wakee_flips;	/* p->wakee_flips: how often it switched wakees, decayed */
 	u64 wakee_flip_decay_ts;
 	s32 recent_used_cpu;	/* p->recent_used_cpu: prev of its last wakeup */
+	/* PELT load (pelt.bpf.c) */
+	u64 load_avg;		/* as of load_ts */
+	u64 load_ts;
+	s32 load_cpu;		/* CPU whose load holds this task's, -1 if none */
 };
 
 struct {
@@ -100,6 +104,8 @@ struct cpu_ctx {
 	u32 released;		/* taken by a higher class (ops.cpu_release), not yet back */
 	u64 held_since;		/* first seen held by a higher class (rescue_held()), 0: not */
 	u64 starve_scan_ts;	/* last scan for starved tasks (run_starved()) */
+	u64 load_avg;		/* PELT load of the tasks attached here, as of load_ts (pelt.bpf.c) */
+	u64 load_ts;
 } __attribute__((aligned(64)));
 
 struct {

@@ -74,6 +74,7 @@ static void add_weight(struct task_ctx *tctx, s32 cpu, u32 weight, u64 now)
 	if (!cctx)
 		return;
 	advance_vtime(cctx, now);
+	task_load_enqueue(tctx, cpu, cctx, now);
 	before = __sync_fetch_and_add(&cctx->sum_w, weight);
 	if (before <= 0)
 		cctx->vtime = tctx->vruntime;
@@ -97,6 +98,8 @@ static void remove_weight(struct task_ctx *tctx, u64 now)
 	if (tctx->rq_cpu < 0)
 		return;
 	cctx = lookup_cpu_ctx(tctx->rq_cpu);
+	if (cctx)
+		task_load_dequeue(tctx, cctx, now);
 	tctx->rq_cpu = -1;
 	if (!cctx)
 		return;
