@@ -204,6 +204,17 @@ for p in "${!PHASES[@]}"; do
 	fi
 done
 kill -INT $BT
+# bpftrace prints its maps and exits within seconds. Twice (7.3.4, TCG,
+# 2026-12-04) it never exited and the guest sat idle until the VM timeout:
+# give it 5 minutes, then say where it is stuck and fail.
+for _ in $(seq 300); do kill -0 $BT 2>/dev/null || break; sleep 1; done
+if kill -0 $BT 2>/dev/null; then
+	log "bpftrace did not exit 5 minutes after SIGINT: state $(awk '{print $3}' /proc/$BT/stat 2>/dev/null), wchan $(cat /proc/$BT/wchan 2>/dev/null)"
+	for t in /proc/$BT/task/*; do echo "  task ${t##*/}: $(cat $t/wchan 2>/dev/null)"; cat $t/stack 2>/dev/null | head -20; done
+	ps -eo pid,stat,wchan:32,comm | awk '$2 ~ /D/'
+	kill -9 $BT
+	fail "bpftrace did not exit (stacks above)"
+fi
 wait $BT
 rm -rf "$MARKERS"
 labels=""
