@@ -5,19 +5,6 @@
  */
 
 /*
- * Work queued on a CPU that runs something, i.e. waiting there. Tasks queued
- * on an idle CPU were just sent there (and it was kicked): leave them.
- */
-static __always_inline bool waiting_on(s32 cpu)
-{
-	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
-
-	if (!cctx || !scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
-		return false;
-	return cctx->curr_pid || cpu_held(cpu);
-}
-
-/*
  * Work that has waited a slice behind another class's task: the first CPU
  * that picks takes it. fair.c's balancer sees such a CPU's capacity taken
  * (scale_rt_capacity()) and moves CFS work off it; without this a task
@@ -65,79 +52,117 @@ static bool rescue_held(s32 cpu)
 	return false;
 }
 
-/* Pull the first waiting task that can run here, from CPUs in or out of our LLC. */
-static bool steal_from(s32 cpu, bool in_llc)
+/*
+ * sched_balance_newidle(), 7.3 l.14873, when this CPU would idle: "if
+ * (this_rq->avg_idle < sd->max_newidle_lb_cost)" no balancing, then per
+ * level, up from SMT: "if (this_rq->avg_idle < curr_cost +
+ * sd->max_newidle_lb_cost) break;", NI_RANDOM's dice ("if (d1k > weight)
+ * ... continue;"), the balance, its cost. A CPU already idle (kicked) does
+ * no newidle balance. Its cost is this scan's, in the same VM as EEVDF's.
+ */
+static bool steal(s32 cpu)
 {
-	s32 i;
+	u64 now = bpf_ktime_get_ns(), curr_cost = 0, t0 = now;
+	struct lb_ctx *lb = lookup_lb(cpu, now);
+	u32 l;
 
-	bpf_for(i, 0, nr_cpus) {
-		s32 other = (cpu + 1 + i) % nr_cpus;
+	if (!lb || lb->in_idle)
+		return false;
+	bpf_for(l, 0, LB_LEVELS) {
+		struct lb_sd *sd = &lb->sd[l];
+		u32 weight = 1 + sd->newidle_ratio;
+		bool pulled;
 
-		if (other == cpu || same_llc(cpu, other) != in_llc)
+		if (sd_degenerate(cpu, l))
 			continue;
-		if (waiting_on(other) && scx_bpf_dsq_move_to_local(cpu_dsq(other), 0))
+		/* the first level's check is the "avg_idle < sd->max_newidle_lb_cost" one */
+		if (lb->avg_idle < curr_cost + sd->max_newidle_lb_cost)
+			break;
+		if (sd->newidle_ratio < 1024 && bpf_get_prandom_u32() % 1024 > weight) {
+			newidle_stats(sd, 0, now);
+			continue;
+		}
+		weight = (1024 + weight / 2) / weight;
+		pulled = balance_level(cpu, l, false, sd->nr_balance_failed, t0) > 0;
+		now = bpf_ktime_get_ns();
+		curr_cost += now - t0;
+		newidle_cost(sd, now - t0, pulled ? weight : 0, now);
+		t0 = now;
+		if (pulled)
+			return true;
+	}
+	if (curr_cost > lb->max_idle_balance_cost)
+		lb->max_idle_balance_cost = curr_cost;
+	return false;
+}
+
+/*
+ * Periodic balance, when this CPU picks its next task: each level whose
+ * interval has passed (sched_balance_domains(), 7.3 l.14256), busy. A CPU
+ * kicked for the nohz idle balance (kick_idle_puller()) balances the level
+ * it was kicked for, idle, if nothing waits on its own queue.
+ */
+static bool balance(s32 cpu)
+{
+	u64 now = bpf_ktime_get_ns();
+	struct lb_ctx *lb = lookup_lb(cpu, now);
+	u32 l, ilb;
+
+	if (!lb)
+		return false;
+	if (lb->in_idle) {
+		ilb = lb->ilb;
+		lb->ilb = 0;
+		if (!ilb || ilb > LB_LEVELS || scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
+			return false;
+		return balance_at(cpu, lb, ilb - 1, false, now);
+	}
+	bpf_for(l, 0, LB_LEVELS) {
+		if (!sd_degenerate(cpu, l) && now - lb->sd[l].last_balance >= sd_interval_ns(&lb->sd[l], true) &&
+		    balance_at(cpu, lb, l, true, now))
 			return true;
 	}
 	return false;
 }
 
-/* When this CPU would idle, pull from a busy CPU's queue (newidle balance), LLC first. */
-static bool steal(s32 cpu)
-{
-	return steal_from(cpu, true) || steal_from(cpu, false);
-}
-
 /*
- * Periodic load balance, done when this CPU picks its next task: pull from
- * the LLC's longest queue when it is at least two tasks longer than ours
- * (sched_balance_rq() evens out nr_running the same way). The head of that
- * queue may be pinned there; move_to_local() then takes the first task
- * that can run here, or nothing.
- */
-static bool balance(s32 cpu)
-{
-	s32 own = scx_bpf_dsq_nr_queued(cpu_dsq(cpu)), i, busiest = -1, max = 0;
-
-	bpf_for(i, 0, nr_cpus) {
-		s32 n;
-
-		if (i == cpu || !same_llc(cpu, i))
-			continue;
-		n = scx_bpf_dsq_nr_queued(cpu_dsq(i));
-		if (n > max) {
-			max = n;
-			busiest = i;
-		}
-	}
-	if (busiest < 0 || max < own + 2)
-		return false;
-	return scx_bpf_dsq_move_to_local(cpu_dsq(busiest), 0);
-}
-
-/*
- * nohz_balancer_kick(): wake an idle CPU, the first after @cpu or the
- * highest-priority one under ITMT, to pull waiting work (steal()).
+ * nohz_balancer_kick() and the ilb's pass (7.3 l.14446, sched_balance_domains()):
+ * an idle CPU balances a level once that level's interval has passed
+ * ("if (time_after_eq(jiffies, sd->last_balance + interval))"). Of the idle
+ * CPUs whose level spanning @cpu is due, the lowest level goes first, then
+ * the first after @cpu or the highest ITMT priority; it is kicked to pull
+ * (balance()). The kernel's ilb balances for every idle CPU in one pass:
+ * here the others due are marked balanced at that time, and only the one
+ * kicked can take the work.
  */
 static void kick_idle_puller(s32 cpu, const struct cpumask *idle)
 {
+	u64 now = bpf_ktime_get_ns();
 	s32 i, best = -1;
-	u32 best_prio = 0;
+	u32 best_prio = 0, best_lvl = LB_LEVELS;
 
 	bpf_for(i, 0, nr_cpus) {
 		s32 other = (cpu + 1 + i) % nr_cpus;
-		u32 pr;
+		struct lb_ctx *lb;
+		u32 pr, lvl = lb_level(other, cpu);
 
-		if (other == cpu || !cpu_idle_now(other, idle))
+		if (lvl >= LB_LEVELS || other == cpu || !cpu_idle_now(other, idle) || !(lb = lookup_lb(other, now)))
 			continue;
+		if (now - lb->sd[lvl].last_balance < sd_interval_ns(&lb->sd[lvl], false))
+			continue;
+		lb->sd[lvl].last_balance = now;
 		pr = asym_prio(other);
-		if (best < 0 || pr > best_prio) {
+		if (best < 0 || lvl < best_lvl || (lvl == best_lvl && asym_active() && pr > best_prio)) {
 			best = other;
 			best_prio = pr;
+			best_lvl = lvl;
 		}
-		if (!asym_active())
-			break;
 	}
 	if (best >= 0) {
+		struct lb_ctx *lb = lookup_lb(best, now);
+
+		if (lb)
+			lb->ilb = best_lvl + 1;
 		scx_bpf_kick_cpu(best, SCX_KICK_IDLE);
 		stat_inc(WP_ST_KICK_BALANCE);
 	}
@@ -160,10 +185,14 @@ void BPF_STRUCT_OPS(wakeplace_tick, struct task_struct *p)
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 	const struct cpumask *idle;
+	struct lb_ctx *lb;
 
 	if (!cctx)
 		return;
 	advance_vtime(cctx, bpf_ktime_get_ns());
+	/* task_tick_scx() has just set p->se.exec_start to rq_clock_task() (last_ran()). */
+	if ((lb = lookup_lb(cpu, bpf_ktime_get_ns())) && p->se.exec_start)
+		lb->clock_off = bpf_ktime_get_ns() - p->se.exec_start;
 
 	/*
 	 * A lazy preemption still pending takes effect at the tick, as

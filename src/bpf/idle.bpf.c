@@ -78,6 +78,7 @@ static void update_idle_core(s32 cpu)
 
 void BPF_STRUCT_OPS(wakeplace_update_idle, s32 cpu, bool idle)
 {
+	lb_update_idle(cpu, idle);
 	if (idle)
 		update_idle_core(cpu);
 }

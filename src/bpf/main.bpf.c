@@ -33,6 +33,8 @@ char _license[] SEC("license") = "GPL";
 #include "vtime.bpf.c"
 #include "core_vtime.bpf.c"
 #include "coresched.bpf.c"
+#include "domain.bpf.c"
+#include "migrate.bpf.c"
 #include "idle.bpf.c"
 #include "sync.bpf.c"
 #include "select.bpf.c"

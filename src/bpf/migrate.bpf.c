@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What a balancing CPU may take, after fair.c 7.3's can_migrate_task() and
+ * task_hot(), and one level's sched_balance_rq().
+ */
+
+/*
+ * The end of @p's last run. task_hot() reads p->se.exec_start, which
+ * update_curr_scx() moves to rq_clock_task() while a sched_ext task runs
+ * and when it stops; ops.tick() sees both clocks at once (clock_off).
+ */
+static u64 last_ran(struct task_struct *p, struct task_ctx *tctx)
+{
+	struct lb_ctx *lb = lookup_lb(tctx->last_cpu, 0);
+
+	if (!lb || !lb->clock_off || !p->se.exec_start)
+		return tctx->exec_start;
+	return p->se.exec_start + lb->clock_off;
+}
+
+/*
+ * task_hot(), 7.3 l.10658: SMT siblings share cache, "if
+ * (env->sd->flags & SD_SHARE_CPUCAPACITY) return 0;"; a core cookie that
+ * does not match makes it hot, then "delta = rq_clock_task(env->src_rq) -
+ * p->se.exec_start; return delta < (s64)sysctl_sched_migration_cost;".
+ * CACHE_HOT_BUDDY never applies: cfs_rq->next is set only by NEXT_BUDDY
+ * (off) and yield_to().
+ */
+static bool task_hot(struct task_struct *p, struct task_ctx *tctx, s32 dst, u32 lvl, u64 now)
+{
+	if (lvl == LB_SMT)
+		return false;
+	if (!cookie_ok(p, dst))
+		return true;
+	return (s64)(now - last_ran(p, tctx)) < (s64)MIGRATION_COST_NS;
+}
+
+/*
+ * can_migrate_task(), 7.3 l.11131, for a task waiting in @src's queue (never
+ * a running one, nor a delayed one: delayed tasks stay off the queues):
+ * "if (!env->sd->nr_balance_failed && task_is_ineligible_on_dst_cpu(p,
+ * env->dst_cpu)) return 0;", the affinity, then "if (!hot ||
+ * env->sd->nr_balance_failed > env->sd->cache_nice_tries) return 1;".
+ * cache_nice_tries: 0 for SMT, 1 above (topology.c l.2003-2023).
+ */
+static bool can_migrate(struct task_struct *p, s32 dst, u32 lvl, u32 failed, u64 now)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	struct cpu_ctx *src = NULL;
+
+	if (!tctx || is_migration_disabled(p) || !bpf_cpumask_test_cpu(dst, p->cpus_ptr))
+		return false;
+	if (tctx->rq_cpu >= 0)
+		src = lookup_cpu_ctx(tctx->rq_cpu);
+	/* task_is_ineligible_on_dst_cpu(): dst has work queued and p is not eligible where it is */
+	if (!failed && src && scx_bpf_dsq_nr_queued(cpu_dsq(dst)) &&
+	    (s64)(src->vtime - tctx->vruntime) < 0)
+		return false;
+	return !task_hot(p, tctx, dst, lvl, now) || failed > (lvl == LB_SMT ? 0 : 1);
+}
+
+/*
+ * detach_tasks() for one task (a newidle or idle balance moves one; a busy
+ * one two tasks longer): the first task of @src's queue that may move. The
+ * kernel walks cfs_tasks from its least recently run end; the queue here is
+ * in deadline order. Under core scheduling dispatch may run for a sibling on
+ * another CPU, where an iterator move locks up (dispatch_own()): none then.
+ */
+static bool pull_from(s32 dst, s32 src, u32 lvl, u32 failed, u64 now)
+{
+	struct task_struct *p;
+	int scanned = 0;
+
+	if (dst != bpf_get_smp_processor_id())
+		return false;
+	bpf_for_each(scx_dsq, p, cpu_dsq(src), 0) {
+		if (++scanned > 8)
+			break;
+		if (can_migrate(p, dst, lvl, failed, now) &&
+		    scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Work queued on a CPU that runs something, i.e. waiting there. Tasks queued
+ * on an idle CPU were just sent there (and it was kicked): leave them.
+ */
+static __always_inline bool waiting_on(s32 cpu)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+
+	if (!cctx || !scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
+		return false;
+	return cctx->curr_pid || cpu_held(cpu);
+}
+
+/*
+ * One domain level's balance for @cpu (sched_balance_rq() at that level):
+ * the waiting work on CPUs of the level not in the level below, the first
+ * task that can_migrate() allows. Busy (@busy: CPU_NOT_IDLE), a queue at
+ * least two tasks longer than ours counts, as sched_balance_rq() evens out
+ * nr_running. 1: moved, 0: work waited and none could move, -1: balanced.
+ */
+static int balance_level(s32 cpu, u32 lvl, bool busy, u32 failed, u64 now)
+{
+	s32 own = scx_bpf_dsq_nr_queued(cpu_dsq(cpu)), i, ret = -1;
+
+	bpf_for(i, 0, nr_cpus) {
+		s32 other = (cpu + 1 + i) % nr_cpus;
+
+		if (other == cpu || lb_level(cpu, other) != lvl || !waiting_on(other) ||
+		    (busy && scx_bpf_dsq_nr_queued(cpu_dsq(other)) < own + 2))
+			continue;
+		if (pull_from(cpu, other, lvl, failed, now))
+			return 1;
+		ret = 0;
+	}
+	return ret;
+}
+
+/*
+ * Periodic balance at one level, its outcome kept as sched_balance_rq()
+ * keeps it (7.3 l.13922-14041): moved, "sd->nr_balance_failed = 0"; work
+ * that could not move, "sd->nr_balance_failed++" and "sd->balance_interval
+ * = sd->min_interval"; balanced, the interval doubles up to max_interval.
+ * Active balance (the busiest's running task pushed over by the stopper
+ * once nr_balance_failed > cache_nice_tries + 2) is not had from BPF.
+ */
+static bool balance_at(s32 cpu, struct lb_ctx *lb, u32 lvl, bool busy, u64 now)
+{
+	struct lb_sd *sd;
+	int r;
+
+	if (lvl >= LB_LEVELS)
+		return false;
+	sd = &lb->sd[lvl];
+	r = balance_level(cpu, lvl, busy, sd->nr_balance_failed, now);
+	sd->last_balance = now;
+	if (r >= 0)
+		sd->balance_interval = sd_weight(cpu, lvl);
+	else if (sd->balance_interval < 2 * sd_weight(cpu, lvl))
+		sd->balance_interval *= 2;
+	sd->nr_balance_failed = r ? 0 : sd->nr_balance_failed + 1;
+	return r > 0;
+}
