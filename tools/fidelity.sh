@@ -8,7 +8,8 @@
 #   tools/fidelity.sh [--kernel 7.3|6.12] [--before BINARY]
 #
 # --before: another scx_wakeplace binary (e.g. built from the commit before a
-# fidelity change) whose stock runs in the same boot, as the "before" column.
+# fidelity change) whose stock runs in the same boot, as the "before" column,
+# and whose ranked variants join the burst-ranked table (before-*-ranked).
 # env: WAKEPLACE_WORKLOADS (names: only those workloads),
 #      WAKEPLACE_SECS (seconds per timed workload, default 5),
 #      WAKEPLACE_CYCLES (cycles of the provoking workloads, default 40).

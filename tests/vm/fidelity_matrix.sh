@@ -18,8 +18,9 @@
 #    it without rankings (QEMU has none).
 # WAKEPLACE_WORKLOADS="NAME..." runs only those workloads.
 # WAKEPLACE_BEFORE_BIN=PATH adds a phase "before": that binary's --policy
-# stock over every workload, for a fidelity change's before/after cells in
-# one boot. Writes $OUT/trace.bt, per run $OUT/<phase>-<workload>.{out,json}
+# stock over every workload, and its three ranked phases (before-ranked,
+# before-migrate-ranked, before-perf-ranked), for a fidelity change's
+# before/after cells in one boot. Writes $OUT/trace.bt, per run $OUT/<phase>-<workload>.{out,json}
 # and fidelity_matrix.py's matrix.{md,json,svg}.
 cd "$(dirname "$0")"; . ./lib.sh
 command -v bpftrace >/dev/null || fail "bpftrace missing (tools/setup.sh installs it)"
@@ -56,6 +57,11 @@ PHASES+=(
 	"stock-ranked|$BIN|--policy stock $RANK7950X|burst-ranked"
 	"migrate-ranked|$BIN|--policy stock,delayed=migrate $RANK7950X|burst-ranked"
 	"perf-ranked|$BIN|--policy stock,asym=perf $RANK7950X|burst-ranked"
+)
+[ -n "${WAKEPLACE_BEFORE_BIN:-}" ] && PHASES+=(
+	"before-ranked|$WAKEPLACE_BEFORE_BIN|--policy stock $RANK7950X|burst-ranked"
+	"before-migrate-ranked|$WAKEPLACE_BEFORE_BIN|--policy stock,delayed=migrate $RANK7950X|burst-ranked"
+	"before-perf-ranked|$WAKEPLACE_BEFORE_BIN|--policy stock,asym=perf $RANK7950X|burst-ranked"
 )
 
 # match EXPR "COMMS": a bpftrace condition that EXPR (a comm) is one of COMMS.
