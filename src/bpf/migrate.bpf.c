@@ -102,8 +102,11 @@ static __always_inline bool waiting_on(s32 cpu)
  * task that can_migrate() allows. Busy (@busy: CPU_NOT_IDLE), a queue at
  * least two tasks longer than ours counts, as sched_balance_rq() evens out
  * nr_running. 1: moved, 0: work waited and none could move, -1: balanced.
+ * A global function, verified once on its own (as select_task_rq()): inline
+ * at its three call sites, dispatch went past the verifier's 1M
+ * instructions on 6.12.
  */
-static int balance_level(s32 cpu, u32 lvl, bool busy, u32 failed, u64 now)
+__noinline int balance_level(s32 cpu, u32 lvl, bool busy, u32 failed, u64 now)
 {
 	s32 own = scx_bpf_dsq_nr_queued(cpu_dsq(cpu)), i, ret = -1;
 
