@@ -53,6 +53,59 @@ static bool rescue_held(s32 cpu)
 }
 
 /*
+ * Work that cannot run where it is queued: that CPU is held by another
+ * class (RT, DL, stop), or it idles while its head has waited a slice
+ * (core scheduling forces it idle beside a sibling running another
+ * cookie). fair.c's balancer sees such a CPU as busy, its capacity taken
+ * by RT (scale_rt_capacity()) or its tasks queued (nr_running), and the
+ * held CPU's own tick keeps balancing; sched_ext gives a CPU running
+ * another class no ops.tick(), and a forced-idle CPU runs nothing here, so
+ * the balancer of migrate.bpf.c would never take this work: a task queued
+ * behind a SCHED_FIFO spinner, or beside it on the forced-idle sibling,
+ * waited for seconds (cs-share under coresched=fifo, 7.3).
+ */
+static bool stranded(s32 cpu, u64 now)
+{
+	struct task_struct *head, *curr;
+	struct task_ctx *htctx = NULL;
+
+	if (!scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
+		return false;
+	if (cpu_held(cpu))
+		return true;
+	curr = __COMPAT_scx_bpf_cpu_curr(cpu);
+	if (!curr || curr->pid)
+		return false;
+	bpf_for_each(scx_dsq, head, cpu_dsq(cpu), 0) {
+		htctx = lookup_task_ctx(head);
+		break;
+	}
+	return htctx && htctx->enq_ts && now - htctx->enq_ts >= slice_ns;
+}
+
+/*
+ * Stranded work is taken by a CPU that would idle, with none of the
+ * balancer's gates: the first task that can run here moves.
+ */
+static bool steal_held(s32 cpu)
+{
+	u64 now = bpf_ktime_get_ns();
+	s32 i;
+
+	bpf_for(i, 0, nr_cpus) {
+		s32 other = (cpu + 1 + i) % nr_cpus;
+
+		if (other == cpu || !stranded(other, now))
+			continue;
+		if (scx_bpf_dsq_move_to_local(cpu_dsq(other), 0)) {
+			stat_inc(WP_ST_HELD_RESCUED);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * sched_balance_newidle(), 7.3 l.14873, when this CPU would idle: "if
  * (this_rq->avg_idle < sd->max_newidle_lb_cost)" no balancing, then per
  * level, up from SMT: "if (this_rq->avg_idle < curr_cost +
@@ -168,13 +221,33 @@ static void kick_idle_puller(s32 cpu, const struct cpumask *idle)
 	}
 }
 
-/* Is work waiting on a CPU (other than @cpu) that another class holds? */
-static bool held_waiting(s32 cpu)
+/*
+ * Wake the first idle CPU after @cpu to take stranded work (steal_held()):
+ * not a balance, so no interval gates it.
+ */
+static void kick_held_puller(s32 cpu, const struct cpumask *idle)
 {
 	s32 i;
 
 	bpf_for(i, 0, nr_cpus) {
-		if (i != cpu && scx_bpf_dsq_nr_queued(cpu_dsq(i)) && cpu_held(i))
+		s32 other = (cpu + 1 + i) % nr_cpus;
+
+		if (other != cpu && cpu_idle_now(other, idle)) {
+			scx_bpf_kick_cpu(other, SCX_KICK_IDLE);
+			stat_inc(WP_ST_KICK_BALANCE);
+			return;
+		}
+	}
+}
+
+/* Is work stranded on a CPU other than @cpu (stranded())? */
+static bool held_waiting(s32 cpu)
+{
+	u64 now = bpf_ktime_get_ns();
+	s32 i;
+
+	bpf_for(i, 0, nr_cpus) {
+		if (i != cpu && stranded(i, now))
 			return true;
 	}
 	return false;
@@ -209,9 +282,12 @@ void BPF_STRUCT_OPS(wakeplace_tick, struct task_struct *p)
 	}
 
 	idle = scx_bpf_get_idle_cpumask();
-	/* A busy CPU with queued work, or work stuck behind another class, wakes a puller. */
-	if (!asym_pull(p, cpu, idle) &&
-	    (scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) || held_waiting(cpu)))
-		kick_idle_puller(cpu, idle);
+	/* Work stuck behind another class, or a busy CPU with queued work, wakes a puller. */
+	if (!asym_pull(p, cpu, idle)) {
+		if (held_waiting(cpu))
+			kick_held_puller(cpu, idle);
+		else if (scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
+			kick_idle_puller(cpu, idle);
+	}
 	scx_bpf_put_idle_cpumask(idle);
 }

@@ -146,7 +146,7 @@ pick:
 		stat_inc(WP_ST_DISPATCH_LOCAL);
 		return;
 	}
-	if (steal(cpu)) {
+	if (steal_held(cpu) || steal(cpu)) {
 		stat_inc(WP_ST_DISPATCH_STOLEN);
 		return;
 	}

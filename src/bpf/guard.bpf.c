@@ -12,7 +12,10 @@
  * scheduler; a 7.3 asym run left a task, requeued by asym packing on a
  * higher-ranked CPU's queue, there for 13.3 s while that CPU idled. So
  * every GUARD_PERIOD_NS a timer kicks each CPU whose current task is its
- * idle task while the head of its queue has waited GUARD_WAIT_NS.
+ * idle task while the head of its queue has waited GUARD_WAIT_NS, and
+ * for it or for a CPU that another class holds an idle CPU that head may
+ * run on, to take it (the CPU may be forced idle by core scheduling, and
+ * no sched_ext CPU may be ticking to kick one: kick_held_puller()).
  * Counted in idle_rescue_kicks: it should stay 0.
  */
 #define GUARD_PERIOD_NS (10 * 1000000ULL)
@@ -40,20 +43,32 @@ static int lost_wakeup_guard(void *map, int *key, struct bpf_timer *timer)
 
 		if (!scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
 			continue;
-		/* The kernel's view, not curr_pid: only a CPU running its idle task. */
+		s32 to = -1;
+		bool held;
+
+		/* The kernel's view, not curr_pid: a CPU running its idle task, or another class. */
 		curr = __COMPAT_scx_bpf_cpu_curr(cpu);
-		if (!curr || curr->pid)
+		if (!curr)
+			continue;
+		held = curr->prio < 100;
+		if (curr->pid && !held)
 			continue;
 		/* A timer callback is not an RCU read section; the DSQ iterator needs one. */
 		bpf_rcu_read_lock();
 		bpf_for_each(scx_dsq, head, cpu_dsq(cpu), 0) {
 			htctx = lookup_task_ctx(head);
+			/* Stranded (steal_held()): an idle CPU it may run on takes it. */
+			if (htctx && htctx->enq_ts && now - htctx->enq_ts >= GUARD_WAIT_NS)
+				to = scx_bpf_pick_idle_cpu(head->cpus_ptr, 0);
 			break;
 		}
 		bpf_rcu_read_unlock();
 		if (!htctx || !htctx->enq_ts || now - htctx->enq_ts < GUARD_WAIT_NS)
 			continue;
-		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		if (!held)
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		if (to >= 0 && to != cpu)
+			scx_bpf_kick_cpu(to, SCX_KICK_IDLE);
 		stat_inc(WP_ST_IDLE_RESCUE_KICKS);
 	}
 	bpf_timer_start(timer, GUARD_PERIOD_NS, 0);
