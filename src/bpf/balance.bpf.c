@@ -85,19 +85,40 @@ static bool stranded(s32 cpu, u64 now)
 
 /*
  * Stranded work is taken by a CPU that would idle, with none of the
- * balancer's gates: the first task that can run here moves.
+ * balancer's gates: the first task that can run here moves, if core
+ * scheduling lets it run here (core_admits()). Under core scheduling
+ * dispatch may run for a sibling, where an iterator move locks up
+ * (pull_from()): then only the head, by the plain move.
  */
 static bool steal_held(s32 cpu)
 {
+	bool here = cpu == bpf_get_smp_processor_id();
 	u64 now = bpf_ktime_get_ns();
 	s32 i;
 
 	bpf_for(i, 0, nr_cpus) {
 		s32 other = (cpu + 1 + i) % nr_cpus;
+		struct task_struct *p;
+		bool admits = false;
+		int scanned = 0;
 
 		if (other == cpu || !stranded(other, now))
 			continue;
-		if (scx_bpf_dsq_move_to_local(cpu_dsq(other), 0)) {
+		bpf_for_each(scx_dsq, p, cpu_dsq(other), 0) {
+			if (++scanned > 8)
+				break;
+			if (!core_admits(p, cpu) || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+				continue;
+			if (!here) {
+				admits = scanned == 1;
+				break;
+			}
+			if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
+				stat_inc(WP_ST_HELD_RESCUED);
+				return true;
+			}
+		}
+		if (admits && scx_bpf_dsq_move_to_local(cpu_dsq(other), 0)) {
 			stat_inc(WP_ST_HELD_RESCUED);
 			return true;
 		}
@@ -223,16 +244,18 @@ static void kick_idle_puller(s32 cpu, const struct cpumask *idle)
 
 /*
  * Wake the first idle CPU after @cpu to take stranded work (steal_held()):
- * not a balance, so no interval gates it.
+ * not a balance, so no interval gates it. Not a CPU that core scheduling
+ * holds idle beside another cookie: it would take the work and keep it
+ * waiting (@cookie: the stranded head's).
  */
-static void kick_held_puller(s32 cpu, const struct cpumask *idle)
+static void kick_held_puller(s32 cpu, u64 cookie, const struct cpumask *idle)
 {
 	s32 i;
 
 	bpf_for(i, 0, nr_cpus) {
 		s32 other = (cpu + 1 + i) % nr_cpus;
 
-		if (other != cpu && cpu_idle_now(other, idle)) {
+		if (other != cpu && cpu_idle_now(other, idle) && cookie_admitted(cookie, other)) {
 			scx_bpf_kick_cpu(other, SCX_KICK_IDLE);
 			stat_inc(WP_ST_KICK_BALANCE);
 			return;
@@ -240,15 +263,30 @@ static void kick_held_puller(s32 cpu, const struct cpumask *idle)
 	}
 }
 
-/* Is work stranded on a CPU other than @cpu (stranded())? */
-static bool held_waiting(s32 cpu)
+/* The core-scheduling cookie of the task at the head of @cpu's queue. */
+static u64 head_cookie(s32 cpu)
+{
+	struct task_struct *head;
+	u64 cookie = 0;
+
+	bpf_for_each(scx_dsq, head, cpu_dsq(cpu), 0) {
+		cookie = task_cookie(head);
+		break;
+	}
+	return cookie;
+}
+
+/* Is work stranded on a CPU other than @cpu (stranded())? Its head's cookie in @cookie. */
+static bool held_waiting(s32 cpu, u64 *cookie)
 {
 	u64 now = bpf_ktime_get_ns();
 	s32 i;
 
 	bpf_for(i, 0, nr_cpus) {
-		if (i != cpu && stranded(i, now))
+		if (i != cpu && stranded(i, now)) {
+			*cookie = head_cookie(i);
 			return true;
+		}
 	}
 	return false;
 }
@@ -259,6 +297,7 @@ void BPF_STRUCT_OPS(wakeplace_tick, struct task_struct *p)
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 	const struct cpumask *idle;
 	struct lb_ctx *lb;
+	u64 cookie = 0;
 
 	if (!cctx)
 		return;
@@ -284,8 +323,8 @@ void BPF_STRUCT_OPS(wakeplace_tick, struct task_struct *p)
 	idle = scx_bpf_get_idle_cpumask();
 	/* Work stuck behind another class, or a busy CPU with queued work, wakes a puller. */
 	if (!asym_pull(p, cpu, idle)) {
-		if (held_waiting(cpu))
-			kick_held_puller(cpu, idle);
+		if (held_waiting(cpu, &cookie))
+			kick_held_puller(cpu, cookie, idle);
 		else if (scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
 			kick_idle_puller(cpu, idle);
 	}

@@ -82,6 +82,38 @@ static bool cookie_clash(u64 cookie, s32 cpu)
 	return false;
 }
 
+/*
+ * Would core scheduling let @p run on @cpu now? As sched_core_cookie_match()
+ * asks of the core (an idle core, or one running @p's cookie), read from
+ * what each SMT sibling runs in the kernel's view (RT and DL included, which
+ * cookie_clash()'s curr_cookie does not see). A task moved to a CPU that a
+ * sibling's cookie forces idle waits there: on 6.12, with no ext server,
+ * until that sibling stops.
+ */
+static bool cookie_admitted(u64 cookie, s32 cpu)
+{
+	u32 k;
+
+	bpf_for(k, 0, WP_MAX_SMT) {
+		s32 s = sibling(cpu, k);
+		struct task_struct *curr;
+
+		if (s < 0)
+			break;
+		if (s == cpu)
+			continue;
+		curr = __COMPAT_scx_bpf_cpu_curr(s);
+		if (curr && curr->pid && task_cookie(curr) != cookie)
+			return false;
+	}
+	return true;
+}
+
+static __always_inline bool core_admits(struct task_struct *p, s32 cpu)
+{
+	return cookie_admitted(task_cookie(p), cpu);
+}
+
 /* An idle CPU in @p's affinity, other than @except, whose siblings run no other cookie? */
 static bool cookie_free_idle_exists(struct task_struct *p, u64 cookie, s32 except)
 {

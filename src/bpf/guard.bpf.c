@@ -32,6 +32,26 @@ struct {
 	__type(value, struct guard_timer);
 } guard_timer_map SEC(".maps");
 
+/*
+ * An idle CPU other than @except that @p may run on, core scheduling
+ * included (core_admits()): a forced-idle sibling is in the idle mask.
+ */
+static s32 idle_cpu_admitting(struct task_struct *p, s32 except)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	s32 cpu, found = -1;
+
+	bpf_for(cpu, 0, nr_cpus) {
+		if (cpu != except && bpf_cpumask_test_cpu(cpu, idle) &&
+		    bpf_cpumask_test_cpu(cpu, p->cpus_ptr) && core_admits(p, cpu)) {
+			found = cpu;
+			break;
+		}
+	}
+	scx_bpf_put_idle_cpumask(idle);
+	return found;
+}
+
 static int lost_wakeup_guard(void *map, int *key, struct bpf_timer *timer)
 {
 	u64 now = bpf_ktime_get_ns();
@@ -59,7 +79,7 @@ static int lost_wakeup_guard(void *map, int *key, struct bpf_timer *timer)
 			htctx = lookup_task_ctx(head);
 			/* Stranded (steal_held()): an idle CPU it may run on takes it. */
 			if (htctx && htctx->enq_ts && now - htctx->enq_ts >= GUARD_WAIT_NS)
-				to = scx_bpf_pick_idle_cpu(head->cpus_ptr, 0);
+				to = idle_cpu_admitting(head, cpu);
 			break;
 		}
 		bpf_rcu_read_unlock();

@@ -91,7 +91,7 @@ void BPF_STRUCT_OPS(wakeplace_cpu_release, s32 cpu, struct scx_cpu_release_args 
 	if (scx_bpf_dsq_nr_queued(cpu_dsq(cpu))) {
 		const struct cpumask *idle = scx_bpf_get_idle_cpumask();
 
-		kick_held_puller(cpu, idle);
+		kick_held_puller(cpu, head_cookie(cpu), idle);
 		scx_bpf_put_idle_cpumask(idle);
 	}
 }
