@@ -90,7 +90,7 @@ static bool cookie_clash(u64 cookie, s32 cpu)
  * sibling's cookie forces idle waits there: on 6.12, with no ext server,
  * until that sibling stops.
  */
-static bool cookie_admitted(u64 cookie, s32 cpu)
+static bool cookie_admitted_by(u64 cookie, s32 cpu, bool held_only)
 {
 	u32 k;
 
@@ -103,15 +103,33 @@ static bool cookie_admitted(u64 cookie, s32 cpu)
 		if (s == cpu)
 			continue;
 		curr = __COMPAT_scx_bpf_cpu_curr(s);
-		if (curr && curr->pid && task_cookie(curr) != cookie)
+		if (curr && curr->pid && (!held_only || curr->prio < 100) &&
+		    task_cookie(curr) != cookie)
 			return false;
 	}
 	return true;
 }
 
+static __always_inline bool cookie_admitted(u64 cookie, s32 cpu)
+{
+	return cookie_admitted_by(cookie, cpu, false);
+}
+
 static __always_inline bool core_admits(struct task_struct *p, s32 cpu)
 {
-	return cookie_admitted(task_cookie(p), cpu);
+	return cookie_admitted_by(task_cookie(p), cpu, false);
+}
+
+/*
+ * Is @cpu forced idle for @p for as long as a task of another class (RT,
+ * DL) with another cookie runs on its sibling? A sched_ext task's turn on
+ * the core comes back with its slice; an RT task's may not (6.12 has no
+ * ext server), and a task moved into @cpu's local queue then waits there,
+ * out of every queue the rescue looks at.
+ */
+static __always_inline bool core_held_against(struct task_struct *p, s32 cpu)
+{
+	return !cookie_admitted_by(task_cookie(p), cpu, true);
 }
 
 /* An idle CPU in @p's affinity, other than @except, whose siblings run no other cookie? */

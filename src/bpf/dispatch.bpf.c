@@ -11,6 +11,19 @@ static bool can_run_here(struct task_struct *p, s32 cpu)
 	return !is_migration_disabled(p) && bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
 }
 
+/* @cpu's queue's head, unless core scheduling holds @cpu idle against it (core_held_against()). */
+static bool move_head_here(s32 cpu)
+{
+	struct task_struct *head;
+	bool held = false;
+
+	bpf_for_each(scx_dsq, head, cpu_dsq(cpu), 0) {
+		held = core_held_against(head, cpu);
+		break;
+	}
+	return !held && scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0);
+}
+
 /* Take the first eligible task of @cpu's queue, else its earliest deadline. */
 static bool dispatch_own(s32 cpu, struct cpu_ctx *cctx)
 {
@@ -26,7 +39,7 @@ static bool dispatch_own(s32 cpu, struct cpu_ctx *cctx)
 	 * cookied spinners on sibling threads). There, take the queue's head.
 	 */
 	if (cpu != bpf_get_smp_processor_id())
-		return scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0);
+		return move_head_here(cpu);
 
 	bpf_for_each(scx_dsq, p, cpu_dsq(cpu), 0) {
 		struct task_ctx *tctx = lookup_task_ctx(p);
@@ -40,12 +53,12 @@ static bool dispatch_own(s32 cpu, struct cpu_ctx *cctx)
 		 * may not run on (task_can_run_on_remote_rq()); the head-of-queue
 		 * move below skips such a task instead.
 		 */
-		if (!can_run_here(p, cpu))
+		if (!can_run_here(p, cpu) || core_held_against(p, cpu))
 			continue;
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
 			return true;
 	}
-	return scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0);
+	return move_head_here(cpu);
 }
 
 /*
@@ -89,6 +102,19 @@ void BPF_STRUCT_OPS(wakeplace_dispatch, s32 cpu, struct task_struct *prev)
 	bool prev_queued = prev && (prev->scx.flags & SCX_TASK_QUEUED), pull;
 
 	if (!cctx)
+		return;
+	/*
+	 * Under core scheduling the kernel balances every SMT sibling from one
+	 * CPU's pick (balance_scx()), a sibling that an RT or DL task holds
+	 * included (and calls ops.cpu_acquire() for it). What moves to that
+	 * sibling's local queue waits behind the task there, out of every
+	 * queue the rescue looks at: cs-share's main thread waited seconds
+	 * behind its cookied SCHED_FIFO spinner on 6.12, which has no ext
+	 * server to run it. Left queued here, it is stranded work
+	 * (steal_held()). The held CPU's own pick, when its task leaves,
+	 * dispatches for it.
+	 */
+	if (cpu != bpf_get_smp_processor_id() && higher_class_runs(cpu))
 		return;
 	advance_vtime(cctx, bpf_ktime_get_ns());
 

@@ -60,6 +60,7 @@ static int lost_wakeup_guard(void *map, int *key, struct bpf_timer *timer)
 	bpf_for(cpu, 0, nr_cpus) {
 		struct task_struct *head, *curr;
 		struct task_ctx *htctx = NULL;
+		int scanned = 0;
 
 		if (!scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
 			continue;
@@ -76,11 +77,18 @@ static int lost_wakeup_guard(void *map, int *key, struct bpf_timer *timer)
 		/* A timer callback is not an RCU read section; the DSQ iterator needs one. */
 		bpf_rcu_read_lock();
 		bpf_for_each(scx_dsq, head, cpu_dsq(cpu), 0) {
-			htctx = lookup_task_ctx(head);
-			/* Stranded (steal_held()): an idle CPU it may run on takes it. */
-			if (htctx && htctx->enq_ts && now - htctx->enq_ts >= GUARD_WAIT_NS)
-				to = idle_cpu_admitting(head, cpu);
-			break;
+			if (!htctx) {
+				htctx = lookup_task_ctx(head);
+				if (!htctx || !htctx->enq_ts || now - htctx->enq_ts < GUARD_WAIT_NS)
+					break;
+			}
+			/*
+			 * Stranded (steal_held()): an idle CPU one of the first
+			 * tasks may run on takes it (the head may be pinned here).
+			 */
+			to = idle_cpu_admitting(head, cpu);
+			if (to >= 0 || ++scanned >= 8)
+				break;
 		}
 		bpf_rcu_read_unlock();
 		if (!htctx || !htctx->enq_ts || now - htctx->enq_ts < GUARD_WAIT_NS)

@@ -46,6 +46,15 @@ static __always_inline s32 sibling(s32 cpu, u32 k)
 	return cpu_sibs[i][k & (WP_MAX_SMT - 1)];
 }
 
+/* @cpu runs a task of a higher class (RT, DL, stop: prio < MAX_RT_PRIO), in the kernel's view. */
+static __always_inline bool higher_class_runs(s32 cpu)
+{
+	/* scx_bpf_cpu_rq() up to 6.x, scx_bpf_cpu_curr() from 6.18 on (7.x has only this). */
+	struct task_struct *curr = __COMPAT_scx_bpf_cpu_curr(cpu);
+
+	return curr && curr->prio < 100;
+}
+
 /*
  * @cpu runs a task of a higher class (RT, DL, stop: prio < MAX_RT_PRIO), or
  * was taken from sched_ext and not given back yet. Work queued there waits
@@ -54,13 +63,10 @@ static __always_inline s32 sibling(s32 cpu, u32 k)
 static __always_inline bool cpu_held(s32 cpu)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
-	struct task_struct *curr;
 
 	if (cctx && cctx->released)
 		return true;
-	/* scx_bpf_cpu_rq() up to 6.x, scx_bpf_cpu_curr() from 6.18 on (7.x has only this). */
-	curr = __COMPAT_scx_bpf_cpu_curr(cpu);
-	return curr && curr->prio < 100;
+	return higher_class_runs(cpu);
 }
 
 static __always_inline bool cpu_busy(s32 cpu)
