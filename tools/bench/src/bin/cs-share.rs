@@ -254,17 +254,30 @@ fn run(a: &Args) -> Result<()> {
     normal.join().expect("cfs spinner panicked");
     fifo.join().expect("fifo spinner panicked");
 
+    // A measuring thread kept from running past the spinners' own stop reads
+    // exited threads' clocks: no share, an error that says so.
+    if w1 >= hard_stop {
+        anyhow::bail!(
+            "the measuring thread woke {:.2} s late, after the spinners had stopped: it was kept from running",
+            (w1 - w0) as f64 / 1e9 - a.duration
+        );
+    }
+    let (Some(dn), Some(df)) = (n1.checked_sub(n0), f1.checked_sub(f0)) else {
+        anyhow::bail!(
+            "a spinner's CPU clock went backwards: its thread had exited before the window closed"
+        );
+    };
     let wall = (w1 - w0) as f64;
-    let share = (n1 - n0) as f64 / wall * 100.0;
+    let share = dn as f64 / wall * 100.0;
     let mut r = Report::new("cs-share");
     r.param("cpu", a.cpu as u64)
         .param("sibling", b as u64)
         .param("duration_s", a.duration);
     r.count("wall_ns", w1 - w0)
-        .count("normal_cpu_ns", n1 - n0)
-        .count("fifo_cpu_ns", f1 - f0);
+        .count("normal_cpu_ns", dn)
+        .count("fifo_cpu_ns", df);
     r.metric("share_pct", share)
-        .metric("fifo_share_pct", (f1 - f0) as f64 / wall * 100.0);
+        .metric("fifo_share_pct", df as f64 / wall * 100.0);
     r.param("server", server);
     match reservation {
         Ok((rt, per)) if per > 0 => {
