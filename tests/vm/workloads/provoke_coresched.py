@@ -9,7 +9,8 @@ share: two spinners, each with a core-scheduling cookie of its own, pinned
 clash: a cookie-X spinner pinned to one thread of each of --spin-cores
   cores, and --wakees tasks of cookie Y that burst and sleep, started on the
   other threads of those cores (next to a spinner of another cookie) while a
-  core stays wholly idle. Where the wakees are placed on each wakeup is the
+  core stays wholly idle. Each one goes back to its starting thread before it
+  sleeps (--no-repin: not), so every wakeup starts next to another cookie. Where the wakees are placed on each wakeup is the
   policy under test; the scheduler counts clashes, the kernel counts forced
   idle time (core_forceidle_sum, reported here summed over all tasks).
 
@@ -130,6 +131,11 @@ def clash(a):
                     end = time.monotonic() + a.burst_ms / 1000
                     while time.monotonic() < end:
                         pass
+                    if a.repin:
+                        # Sleep from the spinner's sibling, so every wakeup
+                        # starts there, whatever the last one decided.
+                        os.sched_setaffinity(0, {s})
+                        os.sched_setaffinity(0, allowed)
                     time.sleep(a.sleep_ms / 1000)
             kids.append(spawn(run))
         fi = 0
@@ -150,7 +156,7 @@ def clash(a):
         os.kill(p, signal.SIGKILL)
         os.waitpid(p, 0)
     return {"bench": "coresched-clash", "spin_cpus": [c[i][0] for i in range(a.spin_cores)],
-            "wakee_starts": starts, "cycles": a.cycles, "wall_s": wall,
+            "wakee_starts": starts, "cycles": a.cycles, "repin": a.repin, "wall_s": wall,
             "forceidle_ms": (fi_wakees + fi_spin) / 1e6}
 
 
@@ -163,6 +169,9 @@ def main():
     ap.add_argument("--spin-cores", type=int, default=2, help="clash: cores with a cookie-X spinner")
     ap.add_argument("--wakees", type=int, default=2, help="clash: cookie-Y burst/sleep tasks")
     ap.add_argument("--cycles", type=int, default=100)
+    ap.add_argument("--no-repin", dest="repin", action="store_false",
+                    help="clash: let a wakee sleep where it ran (a wakee moved off the spinner's core "
+                    "once then stays off it, so later wakeups provoke nothing)")
     ap.add_argument("--burst-ms", type=float, default=3.0)
     ap.add_argument("--sleep-ms", type=float, default=3.0)
     a = ap.parse_args()
