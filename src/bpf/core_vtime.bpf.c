@@ -31,14 +31,12 @@ static __always_inline struct core_ctx *lookup_core_ctx(u32 core)
 static s64 core_sum_w(s32 cpu)
 {
 	s64 sum = 0;
+	s32 s;
 	u32 k;
 
-	bpf_for(k, 0, WP_MAX_SMT) {
-		s32 s = sibling(cpu, k);
+	for_each_sibling(s, k, cpu) {
 		struct cpu_ctx *c;
 
-		if (s < 0)
-			break;
 		if ((c = lookup_cpu_ctx(s)) && c->sum_w > 0)
 			sum += c->sum_w;
 	}

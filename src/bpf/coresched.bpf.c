@@ -66,14 +66,12 @@ static __always_inline bool kernel_core_order(struct task_struct *a, struct task
 /* Does an SMT sibling of @cpu run a task whose core-scheduling cookie is not @cookie? */
 static bool cookie_clash(u64 cookie, s32 cpu)
 {
+	s32 s;
 	u32 k;
 
-	bpf_for(k, 0, WP_MAX_SMT) {
-		s32 s = sibling(cpu, k);
+	for_each_sibling(s, k, cpu) {
 		struct cpu_ctx *c;
 
-		if (s < 0)
-			break;
 		if (s == cpu || !(c = lookup_cpu_ctx(s)))
 			continue;
 		if (c->curr_pid && c->curr_cookie != cookie)
@@ -92,18 +90,16 @@ static bool cookie_clash(u64 cookie, s32 cpu)
  */
 static bool cookie_admitted_by(u64 cookie, s32 cpu, bool held_only)
 {
+	s32 s;
 	u32 k;
 
-	bpf_for(k, 0, WP_MAX_SMT) {
-		s32 s = sibling(cpu, k);
+	for_each_sibling(s, k, cpu) {
 		struct task_struct *curr;
 
-		if (s < 0)
-			break;
 		if (s == cpu)
 			continue;
 		curr = __COMPAT_scx_bpf_cpu_curr(s);
-		if (curr && curr->pid && (!held_only || curr->prio < 100) &&
+		if (curr && curr->pid && (!held_only || higher_class(curr)) &&
 		    task_cookie(curr) != cookie)
 			return false;
 	}

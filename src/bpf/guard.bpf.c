@@ -71,7 +71,7 @@ static int lost_wakeup_guard(void *map, int *key, struct bpf_timer *timer)
 		curr = __COMPAT_scx_bpf_cpu_curr(cpu);
 		if (!curr)
 			continue;
-		held = curr->prio < 100;
+		held = higher_class(curr);
 		if (curr->pid && !held)
 			continue;
 		/* A timer callback is not an RCU read section; the DSQ iterator needs one. */

@@ -56,16 +56,13 @@ static void update_idle_core(s32 cpu)
 {
 	const struct cpumask *idle;
 	bool core_idle = true;
+	s32 s;
 	u32 k;
 
 	if (!smt_enabled || test_idle_cores(cpu))
 		return;
 	idle = scx_bpf_get_idle_cpumask();
-	bpf_for(k, 0, WP_MAX_SMT) {
-		s32 s = sibling(cpu, k);
-
-		if (s < 0)
-			break;
+	for_each_sibling(s, k, cpu) {
 		if (s != cpu && !cpu_idle_now(s, idle)) {
 			core_idle = false;
 			break;
@@ -130,16 +127,13 @@ static s32 scan_idle_core(struct task_struct *p, s32 target, s32 sync_cpu, s32 *
 	bpf_for(i, 0, nr_cpus) {
 		s32 cpu = (target + 1 + i) % nr_cpus;
 		bool first = true, core_idle = true;
+		s32 s;
 		u32 k;
 
 		if (!same_llc(cpu, target) || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 			continue;
 		/* An allowed sibling met earlier in the scan already stood for this core. */
-		bpf_for(k, 0, WP_MAX_SMT) {
-			s32 s = sibling(cpu, k);
-
-			if (s < 0)
-				break;
+		for_each_sibling(s, k, cpu) {
 			if (s != cpu && bpf_cpumask_test_cpu(s, p->cpus_ptr) &&
 			    (u32)((s - target - 1 + 2 * nr_cpus) % nr_cpus) < (u32)i) {
 				first = false;
@@ -148,11 +142,7 @@ static s32 scan_idle_core(struct task_struct *p, s32 target, s32 sync_cpu, s32 *
 		}
 		if (!first)
 			continue;
-		bpf_for(k, 0, WP_MAX_SMT) {
-			s32 s = sibling(cpu, k);
-
-			if (s < 0)
-				break;
+		for_each_sibling(s, k, cpu) {
 			if (s == sync_cpu)
 				continue;
 			if (!cpu_idle_now(s, idle))
@@ -190,13 +180,10 @@ static s32 scan_idle_cpu(struct task_struct *p, s32 target, bool dry)
 /* select_idle_smt(): an idle SMT sibling of @cpu. */
 static s32 idle_sibling_of(struct task_struct *p, s32 cpu, bool dry)
 {
+	s32 s;
 	u32 k;
 
-	bpf_for(k, 0, WP_MAX_SMT) {
-		s32 s = sibling(cpu, k);
-
-		if (s < 0)
-			break;
+	for_each_sibling(s, k, cpu) {
 		if (s != cpu && !cpu_busy(s) && claim_idle(p, s, dry))
 			return s;
 	}
@@ -208,13 +195,10 @@ static bool sibling_idle(struct task_struct *p, s32 cpu)
 {
 	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
 	bool found = false;
+	s32 s;
 	u32 k;
 
-	bpf_for(k, 0, WP_MAX_SMT) {
-		s32 s = sibling(cpu, k);
-
-		if (s < 0)
-			break;
+	for_each_sibling(s, k, cpu) {
 		if (s != cpu && cpu_idle_now(s, idle) && bpf_cpumask_test_cpu(s, p->cpus_ptr)) {
 			found = true;
 			break;

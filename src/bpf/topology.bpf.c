@@ -46,13 +46,30 @@ static __always_inline s32 sibling(s32 cpu, u32 k)
 	return cpu_sibs[i][k & (WP_MAX_SMT - 1)];
 }
 
-/* @cpu runs a task of a higher class (RT, DL, stop: prio < MAX_RT_PRIO), in the kernel's view. */
+/*
+ * for_each_sibling(s, k, cpu) { ... }: @s takes each SMT thread of @cpu's
+ * core in turn, @cpu itself included; @k is the counter bpf_for() bounds
+ * for the verifier.
+ */
+#define for_each_sibling(s, k, cpu)				\
+	bpf_for(k, 0, WP_MAX_SMT)				\
+		if (((s) = sibling((cpu), (k))) < 0)		\
+			break;					\
+		else
+
+/* @p is of a class above sched_ext and fair (RT, DL, stop): prio < MAX_RT_PRIO. */
+static __always_inline bool higher_class(const struct task_struct *p)
+{
+	return p->prio < 100;
+}
+
+/* @cpu runs a task of a higher class, in the kernel's view. */
 static __always_inline bool higher_class_runs(s32 cpu)
 {
 	/* scx_bpf_cpu_rq() up to 6.x, scx_bpf_cpu_curr() from 6.18 on (7.x has only this). */
 	struct task_struct *curr = __COMPAT_scx_bpf_cpu_curr(cpu);
 
-	return curr && curr->prio < 100;
+	return curr && higher_class(curr);
 }
 
 /*
