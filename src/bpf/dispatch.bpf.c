@@ -3,6 +3,38 @@
  * ops.dispatch(): pick the next task, after pick_eevdf().
  */
 
+/*
+ * prev's vruntime now (stopping() has not run yet: its current run is
+ * accounted here) and its deadline, renewed if its request is used up
+ * (update_deadline()).
+ */
+static void prev_request(struct task_struct *prev, struct task_ctx *ptctx, u64 *vr, u64 *dl)
+{
+	u64 now = bpf_ktime_get_ns();
+
+	*vr = ptctx->vruntime;
+	*dl = ptctx->deadline;
+	if (now > ptctx->exec_start)
+		*vr += scale_by_weight(now - ptctx->exec_start, task_weight(prev));
+	if ((s64)(*vr - *dl) >= 0)
+		*dl = *vr + scale_by_weight(slice_ns, task_weight(prev));
+}
+
+/*
+ * Wall time left of a request at @vr with deadline @dl, the slice of a task
+ * kept running: fair.c reschedules the running task at the tick where its
+ * vruntime passes its deadline and another task is queued (7.3 update_curr():
+ * "resched = update_deadline(cfs_rq, curr); ... if (cfs_rq->h_nr_queued == 1)
+ * return; if (resched || ...) resched_curr_lazy(rq)"). The slice running out
+ * there brings dispatch back to compare deadlines.
+ */
+static __always_inline u64 request_left_ns(u64 vr, u64 dl, u32 weight)
+{
+	s64 left = dl - vr;
+
+	return left > 0 ? (u64)left * weight / WP_NICE0_WEIGHT : 1;
+}
+
 /* Whether @p, queued on @cpu's queue, may be moved to @cpu's local DSQ. */
 static bool can_run_here(struct task_struct *p, s32 cpu)
 {
@@ -140,14 +172,9 @@ void BPF_STRUCT_OPS(wakeplace_dispatch, s32 cpu, struct task_struct *prev)
 	 */
 	if (ptctx && !pull) {
 		struct task_ctx *htctx = NULL;
-		u64 now = bpf_ktime_get_ns();
-		u64 vr = ptctx->vruntime, dl = ptctx->deadline;
+		u64 vr, dl;
 
-		/* stopping() has not run yet: account prev's current run here. */
-		if (now > ptctx->exec_start)
-			vr += scale_by_weight(now - ptctx->exec_start, task_weight(prev));
-		if ((s64)(vr - dl) >= 0)
-			dl = vr + scale_by_weight(slice_ns, task_weight(prev));
+		prev_request(prev, ptctx, &vr, &dl);
 		if ((s64)(cctx->vtime - vr) < 0)
 			goto pick;
 
@@ -157,7 +184,7 @@ void BPF_STRUCT_OPS(wakeplace_dispatch, s32 cpu, struct task_struct *prev)
 			break;
 		}
 		if (!htctx || (s64)(dl - htctx->deadline) <= 0) {
-			prev->scx.slice = slice_ns;
+			prev->scx.slice = request_left_ns(vr, dl, task_weight(prev));
 			stat_inc(WP_ST_DISPATCH_KEEP);
 			return;
 		}
@@ -178,11 +205,18 @@ pick:
 	}
 	/*
 	 * Nothing else to run. The loader sets SCX_OPS_ENQ_LAST for the asym
-	 * pull, so the kernel no longer keeps prev by itself: keep it here
-	 * with the slice the kernel would give it (refill_task_slice_dfl()),
+	 * pull, so the kernel no longer keeps prev by itself: keep it here,
 	 * unless a pull is pending. Then, with a zero slice, prev goes to
-	 * ops.enqueue() with SCX_ENQ_LAST and this CPU goes idle.
+	 * ops.enqueue() with SCX_ENQ_LAST and this CPU goes idle. The slice
+	 * is the rest of prev's request, as when it is kept above, and not
+	 * the kernel's SCX_SLICE_DFL (20 ms): a wakee queued behind it without
+	 * a wakeup preemption waited up to 20 ms where fair.c waits until
+	 * prev's deadline passes (request_left_ns()).
 	 */
-	if (prev_queued && !pull)
-		prev->scx.slice = SCX_SLICE_DFL;
+	if (ptctx && !pull) {
+		u64 vr, dl;
+
+		prev_request(prev, ptctx, &vr, &dl);
+		prev->scx.slice = request_left_ns(vr, dl, task_weight(prev));
+	}
 }
