@@ -39,7 +39,7 @@ cycles=${WAKEPLACE_CYCLES:-40}
 BURST="taskset -c $ALL_CPUS $REL/delayed-stall --json --workers 2 --burst-us 15000 --delay-us 200 --stall-us 10000 --duration $bsecs --worker-cpus 1-3 --waker-cpu 0"
 # NAME|COMMS (the workload's task names; a trailing * is a prefix)|COMMAND
 WORKLOADS=(
-	"hackbench|hackbench|$(on_all "$REL/bench-wrap" --json hackbench -- -g 2 -l 50)"
+	"hackbench|hackbench|$(on_all "$REL/bench-wrap" --json --runs 3 hackbench -- -g 2 -l 50)"
 	"handoff|handoff|$(on_all "$REL/handoff" --json -l 5 --accesses 2000 --reps 1)"
 	"burst-regroup|worker0 worker1|$BURST --regroup-ms 500"
 	"burst-ranked|worker0 worker1|$BURST"

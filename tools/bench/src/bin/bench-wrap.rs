@@ -6,6 +6,7 @@ use clap::{Parser, ValueEnum};
 use std::process::Command;
 use wakeplace_bench::parse;
 use wakeplace_bench::report::Report;
+use wakeplace_bench::stats;
 use wakeplace_bench::sys;
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -20,7 +21,7 @@ enum Tool {
 #[command(
     version,
     about = "Run hackbench or perf bench sched pipe and report their results as JSON",
-    after_help = "examples:\n  bench-wrap hackbench -- -g 2 -l 100\n  bench-wrap --json pipe -- -l 10000\n\n\
+    after_help = "examples:\n  bench-wrap hackbench -- -g 2 -l 100\n  bench-wrap --json --runs 3 hackbench -- -g 2 -l 50\n  bench-wrap --json pipe -- -l 10000\n\n\
 exit: 0 ok, 1 the tool failed or its output could not be parsed, 4 the tool is not installed"
 )]
 struct Args {
@@ -35,6 +36,11 @@ struct Args {
     /// One JSON object on stdout (the tool's output and the summary go to stderr).
     #[arg(long)]
     json: bool,
+    /// Run the tool N times back to back; the metrics are the mean of the
+    /// runs, with each run's values under `runs` in the JSON.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
 }
 
 fn main() {
@@ -46,6 +52,46 @@ fn main() {
 }
 
 fn run(a: &Args) -> Result<()> {
+    let mut runs = Vec::new();
+    for _ in 0..a.runs {
+        runs.push(run_once(a)?);
+    }
+    mean_of(runs).emit(a.json);
+    Ok(())
+}
+
+/// The first run's report with each metric replaced by its mean over the
+/// runs; with more than one run, each metric's min and max beside it.
+fn mean_of(runs: Vec<Report>) -> Report {
+    let n = runs.len();
+    let mut r = runs[0].clone();
+    if n < 2 {
+        return r;
+    }
+    r.count("runs", n as u64);
+    let keys: Vec<String> = r.metrics.0.iter().map(|(k, _)| k.clone()).collect();
+    for k in keys {
+        let v: Vec<f64> = runs
+            .iter()
+            .filter_map(|x| x.metrics.get(&k).and_then(|v| v.as_f64()))
+            .collect();
+        if v.len() < n {
+            // A run without this metric: no mean that could mislead.
+            r.metric_opt(&k, None);
+            continue;
+        }
+        let (lo, hi) = v
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+        r.metric(&k, stats::mean(&v))
+            .metric(&format!("{k}_min"), lo)
+            .metric(&format!("{k}_max"), hi);
+    }
+    r
+}
+
+/// One run of the tool, parsed.
+fn run_once(a: &Args) -> Result<Report> {
     let (bin, pre, pkg): (&str, &[&str], &str) = match a.tool {
         Tool::Hackbench => ("hackbench", &[], "rt-tests"),
         Tool::Pipe => ("perf", &["bench", "sched", "pipe"], "linux-perf"),
@@ -129,6 +175,5 @@ fn run(a: &Args) -> Result<()> {
             r
         }
     };
-    r.emit(a.json);
-    Ok(())
+    Ok(r)
 }
