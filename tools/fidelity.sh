@@ -5,11 +5,13 @@
 # (tests/vm/fidelity_matrix.sh). Prints the matrix; results/fidelity/<kernel>/
 # keeps matrix.md, matrix.json, matrix.svg and every run's trace and output.
 #
-#   tools/fidelity.sh [--kernel 7.3|6.12] [--before BINARY]
+#   tools/fidelity.sh [--kernel 7.3|6.12] [--before BINARY] [--out DIR]
 #
 # --before: another scx_wakeplace binary (e.g. built from the commit before a
 # fidelity change) whose stock runs in the same boot, as the "before" column,
 # and whose ranked variants join the burst-ranked table (before-*-ranked).
+# --out: where to write, a new or empty directory (default
+# results/fidelity/<kernel>, emptied first).
 # env: WAKEPLACE_WORKLOADS (names: only those workloads),
 #      WAKEPLACE_SECS (seconds per timed workload, default 5),
 #      WAKEPLACE_CYCLES (cycles of the provoking workloads, default 40).
@@ -18,23 +20,29 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 k=7.3
 before=""
+out=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) k=${2:?--kernel needs 7.3 or 6.12}; shift 2 ;;
 	--before) before=$(readlink -f "${2:?--before needs a binary}"); shift 2
 		[ -x "$before" ] || { echo "fidelity.sh: --before $before is not an executable" >&2; exit 2; } ;;
+	--out) out=${2:?--out needs a directory}; shift 2 ;;
 	-h | --help) sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) echo "fidelity.sh: unknown argument '$1' (--kernel 7.3|6.12, --before BINARY)" >&2; exit 2 ;;
+	*) echo "fidelity.sh: unknown argument '$1' (--kernel 7.3|6.12, --before BINARY, --out DIR)" >&2; exit 2 ;;
 	esac
 done
+[ -z "$out" ] || [ ! -e "$out" ] || [ -z "$(ls -A "$out")" ] ||
+	{ echo "fidelity.sh: --out $out is not empty: give a new directory" >&2; exit 2; }
 . tools/versions.env
 export BPF_CLANG
 for b in scx_wakeplace delayed-stall handoff pinned-wake bench-wrap; do
 	[ -x "target/release/$b" ] || { echo "fidelity.sh: target/release/$b missing: cargo build --release --workspace" >&2; exit 1; }
 done
 kernel=$(tools/vm/build-kernel.sh --kernel "$k" | tail -n 1)
-out=results/fidelity/$k
-rm -rf "$out"
+if [ -z "$out" ]; then
+	out=results/fidelity/$k
+	rm -rf "$out"
+fi
 mkdir -p "$out"
 tools/vm/run.sh --kernel "$kernel" --cpus 8 --smt 4x2 --timeout 2400 --out "$out" \
 	-- env WAKEPLACE_BEFORE_BIN="$before" WAKEPLACE_WORKLOADS="${WAKEPLACE_WORKLOADS:-}" WAKEPLACE_SECS="${WAKEPLACE_SECS:-5}" WAKEPLACE_CYCLES="${WAKEPLACE_CYCLES:-40}" \
