@@ -105,6 +105,12 @@ if ((path_only)); then
 	[[ -s $out/bzImage ]]
 	exit
 fi
+# One build per tree at a time: a second build of the same tree beside the
+# first (a test or tools/fidelity.sh started while it ran) broke both with
+# missing .o.d files. The second waits, then finds the bzImage cached.
+mkdir -p "$cache/src"
+exec 9>"$cache/src/$key.lock"
+flock -n 9 || { log "another build of $key is running: waiting for it"; flock 9; }
 if [[ -s $out/bzImage ]]; then
 	log "cached $out/bzImage"
 	echo "$out/bzImage"
