@@ -58,12 +58,13 @@ log "clash: of them with a cookie-free idle CPU allowed (avoidable): fifo $fa, c
 
 [ "$(tot $d cs_orderings)" -gt 0 ] || fail "ops.core_sched_before() was never called: is core scheduling on?"
 # coresched=cookie can only avoid a clash where a cookie-free idle CPU is
-# allowed, so the strict check is on the avoidable ones. Each wakee sleeps
-# from its spinner's sibling (the workload puts it back there), so each of
-# its wakeups is a provocation: ROUNDS x 2 wakees x cycles of them; a
-# quarter must clash under fifo (6.12.118: 218 -> 0, 7.3.4: 266 -> 2 of
-# 240). Without that, a wakee the idle rescue had moved off the core
-# provoked nothing more (18-88 per boot, and one CI run failed at 18).
+# allowed, so the strict check is on the avoidable ones. Each cycle the
+# workload forks a fresh wakee on its spinner's sibling, which sleeps from
+# there, so each wakeup is a provocation: ROUNDS x 2 wakees x cycles of
+# them; a quarter must clash under fifo. With one long-lived wakee per slot
+# (--stay), a wakee the idle rescue had moved off the core provoked nothing
+# more (18-88 per boot; one CI run failed at 18); pinning it back each cycle
+# instead locked 6.12 up (rq lock, under sched_ext with core scheduling).
 provoked=$((ROUNDS * 2 * cycles))
 [ "$fa" -ge $((provoked / 4)) ] || fail "fifo: only $fa of $provoked wakeups clashed avoidably (provocation failed)"
 [ "$ca" -le $((fa / 4)) ] || fail "cookie did not avoid the avoidable clashes ($fa -> $ca)"
@@ -76,7 +77,8 @@ provoked=$((ROUNDS * 2 * cycles))
 # (stranded work, balance.bpf.c), which left fifo 68 ms against cookie's 90
 # in a 7.3 boot: where fifo's forced idle stays under 300 ms there is no
 # direction to see, and cookie's must stay under it too. With every wakeup
-# provoked: fifo 793 -> cookie 408 ms (7.3.4), 3275 -> 61 ms (6.12.118).
+# provoked (a fresh wakee starts on the spinner's sibling under every
+# variant): fifo 12048 -> cookie 6889 ms (7.3.4), 9153 -> 6072 ms (6.12.118).
 if python3 -c "import sys; sys.exit(0 if $ffi >= 300 else 1)"; then
 	python3 -c "import sys; sys.exit(0 if $cfi < $ffi else 1)" ||
 		fail "cookie: the kernel's forced idle did not drop ($ffi -> $cfi ms)"

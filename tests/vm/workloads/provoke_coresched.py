@@ -9,10 +9,12 @@ share: two spinners, each with a core-scheduling cookie of its own, pinned
 clash: a cookie-X spinner pinned to one thread of each of --spin-cores
   cores, and --wakees tasks of cookie Y that burst and sleep, started on the
   other threads of those cores (next to a spinner of another cookie) while a
-  core stays wholly idle. Each one goes back to its starting thread before it
-  sleeps (--no-repin: not), so every wakeup starts next to another cookie. Where the wakees are placed on each wakeup is the
-  policy under test; the scheduler counts clashes, the kernel counts forced
-  idle time (core_forceidle_sum, reported here summed over all tasks).
+  core stays wholly idle. Each cycle a fresh wakee is forked on that thread
+  and sleeps there before its burst, so every wakeup starts next to another
+  cookie (--stay: one long-lived wakee per slot instead). Where the wakees
+  are placed on each wakeup is the policy under test; the scheduler counts
+  clashes, the kernel counts forced idle time (core_forceidle_sum, reported
+  here summed over all tasks).
 
 Both print one JSON object. The kernel needs CONFIG_SCHED_CORE and SMT.
 """
@@ -110,6 +112,20 @@ def share(a):
             "busy_pct": 100.0 * total / (a.seconds * 1e9), "forceidle_ms": fi / 1e6}
 
 
+def burst(ms):
+    end = time.monotonic() + ms / 1000
+    while time.monotonic() < end:
+        pass
+
+
+def reap(pid):
+    """Wait for a child, read its forced-idle sum while it is still there, reap it."""
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+    fi = forceidle_ns(pid)
+    os.waitpid(pid, 0)
+    return fi
+
+
 def clash(a):
     c = [c for c in cores() if len(c) >= 2]
     if len(c) < a.spin_cores + 1:
@@ -119,44 +135,48 @@ def clash(a):
     allowed = os.sched_getaffinity(0)
     r, w = os.pipe()
 
+    def lineage(s):
+        """One wakee slot next to a spinner; writes the forced idle of its wakees."""
+        os.sched_setaffinity(0, {s})
+        fi = 0
+        if a.stay:
+            os.sched_setaffinity(0, allowed)
+            for _ in range(a.cycles):
+                burst(a.burst_ms)
+                time.sleep(a.sleep_ms / 1000)
+        else:
+            def wakee():
+                # Forked on s, the only CPU allowed: widening the mask does
+                # not move it, so it sleeps from s and its wakeup is placed
+                # from there. No narrowing of a running task's mask: 6.12
+                # locked up (rq lock) under sched_ext with core scheduling
+                # when every wakee was pinned back to s each cycle.
+                os.sched_setaffinity(0, allowed)
+                time.sleep(a.sleep_ms / 1000)
+                burst(a.burst_ms)
+            for _ in range(a.cycles):
+                fi += reap(spawn(wakee))
+        os.write(w, f"{fi}\n".encode())
+
     # One cookie for all wakees: create it in a parent they inherit it from.
     def wakee_group():
         new_cookie()
-        kids = []
-        for s in starts:
-            def run(s=s):
-                os.sched_setaffinity(0, {s})
-                os.sched_setaffinity(0, allowed)
-                for _ in range(a.cycles):
-                    end = time.monotonic() + a.burst_ms / 1000
-                    while time.monotonic() < end:
-                        pass
-                    if a.repin:
-                        # Sleep from the spinner's sibling, so every wakeup
-                        # starts there, whatever the last one decided.
-                        os.sched_setaffinity(0, {s})
-                        os.sched_setaffinity(0, allowed)
-                    time.sleep(a.sleep_ms / 1000)
-            kids.append(spawn(run))
-        fi = 0
-        for k in kids:
-            # Read the forced-idle sum before reaping the child.
-            os.waitid(os.P_PID, k, os.WEXITED | os.WNOWAIT)
-            fi += forceidle_ns(k)
-            os.waitpid(k, 0)
-        os.write(w, str(fi).encode())
+        kids = [spawn(lambda s=s: lineage(s)) for s in starts]
+        os.write(w, f"{sum(reap(k) for k in kids)}\n".encode())
 
     t = time.monotonic()
     group = spawn(wakee_group)
     os.waitpid(group, 0)
     wall = time.monotonic() - t
-    fi_wakees = int(os.read(r, 64) or b"0")
+    os.close(w)
+    with os.fdopen(r) as f:
+        fi_wakees = sum(int(x) for x in f.read().split())
     fi_spin = sum(forceidle_ns(p) for p in spin)
     for p in spin:
         os.kill(p, signal.SIGKILL)
         os.waitpid(p, 0)
     return {"bench": "coresched-clash", "spin_cpus": [c[i][0] for i in range(a.spin_cores)],
-            "wakee_starts": starts, "cycles": a.cycles, "repin": a.repin, "wall_s": wall,
+            "wakee_starts": starts, "cycles": a.cycles, "stay": a.stay, "wall_s": wall,
             "forceidle_ms": (fi_wakees + fi_spin) / 1e6}
 
 
@@ -169,9 +189,9 @@ def main():
     ap.add_argument("--spin-cores", type=int, default=2, help="clash: cores with a cookie-X spinner")
     ap.add_argument("--wakees", type=int, default=2, help="clash: cookie-Y burst/sleep tasks")
     ap.add_argument("--cycles", type=int, default=100)
-    ap.add_argument("--no-repin", dest="repin", action="store_false",
-                    help="clash: let a wakee sleep where it ran (a wakee moved off the spinner's core "
-                    "once then stays off it, so later wakeups provoke nothing)")
+    ap.add_argument("--stay", action="store_true",
+                    help="clash: one long-lived wakee per slot, which sleeps where it last ran (once "
+                    "the scheduler moves it off the spinner's core, its wakeups provoke nothing)")
     ap.add_argument("--burst-ms", type=float, default=3.0)
     ap.add_argument("--sleep-ms", type=float, default=3.0)
     a = ap.parse_args()
