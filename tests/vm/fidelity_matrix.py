@@ -268,7 +268,8 @@ def main():
 
     md = [f"Kernel {a.kernel}, one boot, TCG guest (compare ratios, not absolute times). Both sides "
           "measured by one bpftrace session on the scheduler tracepoints, for each workload's own "
-          "tasks (`tests/vm/fidelity_matrix.sh`). Delayed requeues: fair.c's "
+          "tasks (`tests/vm/fidelity_matrix.sh`). Wake-to-run: from `sched_waking` (the "
+          "waker's CPU, both sides) to the wakee's `sched_switch`. Delayed requeues: fair.c's "
           "`enqueue_task_fair(ENQUEUE_DELAYED)` under EEVDF, the emulation's `delayed_wakeups` "
           f"counter (whole system) under stock. `!`: ratio outside {LO}-{HI} with at least "
           f"{MIN_EVENTS} events on a side.", ""] + [f"- {s}" for s in summary] + [""] + md
