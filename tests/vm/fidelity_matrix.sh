@@ -107,7 +107,8 @@ mine() {
 # on both sides. sched_wakeup is not where both start: fair.c queues a
 # wakeup for an idle CPU on that CPU's wake list (ttwu_queue_wakelist()) and
 # the wakee is activated, and traced, there after the IPI; sched_ext skips
-# the wake list (ttwu_queue_cond(): task_on_scx()), so its wakee is
+# the wake list (ttwu_queue_cond(): task_on_scx() in 6.12,
+# scx_allow_ttwu_queue() in 7.3 without SCX_OPS_ALLOW_QUEUED_WAKEUP), so its wakee is
 # activated and traced on the waker's CPU before the IPI. Timed from
 # sched_wakeup, only stock's waits held the IPI's latency: 0.5-2 ms under
 # TCG against EEVDF's 32-128 us from the trace to the idle exit (7.3.4).

@@ -36,8 +36,9 @@ struct Args {
     /// One JSON object on stdout (the tool's output and the summary go to stderr).
     #[arg(long)]
     json: bool,
-    /// Run the tool N times back to back; the metrics are the mean of the
-    /// runs, with each run's values under `runs` in the JSON.
+    /// Run the tool N times back to back; each metric is the mean of the
+    /// runs, with its min and max beside it (`<metric>_min`, `<metric>_max`)
+    /// and N under `counts.runs`.
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..))]
     runs: u32,
