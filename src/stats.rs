@@ -311,6 +311,10 @@ pub struct Metrics {
     )]
     pub idle_rescue_kicks: u64,
     #[stat(
+        desc = "Iterator moves not made in ops.dispatch(): 6.12 would take a second rq lock under core scheduling (the queue's head instead)"
+    )]
+    pub move_refused: u64,
+    #[stat(
         desc = "Longest a runnable task waited in the queues since load (us): what the kernel's watchdog checks"
     )]
     pub queued_max_ever_us: f64,
@@ -432,6 +436,7 @@ impl Metrics {
             held_rescued: d(i::wp_stat_idx_WP_ST_HELD_RESCUED),
             starved_runs: d(i::wp_stat_idx_WP_ST_STARVED_RUNS),
             idle_rescue_kicks: d(i::wp_stat_idx_WP_ST_IDLE_RESCUE_KICKS),
+            move_refused: d(i::wp_stat_idx_WP_ST_MOVE_REFUSED),
             queued_max_ever_us: cur.queued_max_ns as f64 / 1000.0,
             queued_max_pid: cur.queued_max_pid,
             wakeups_total: cur.get(i::wp_stat_idx_WP_ST_WAKEUPS),

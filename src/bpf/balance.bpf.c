@@ -86,13 +86,11 @@ static bool stranded(s32 cpu, u64 now)
 /*
  * Stranded work is taken by a CPU that would idle, with none of the
  * balancer's gates: the first task that can run here moves, if core
- * scheduling lets it run here (core_admits()). Under core scheduling
- * dispatch may run for a sibling, where an iterator move locks up
- * (pull_from()): then only the head, by the plain move.
+ * scheduling lets it run here (core_admits()). Where an iterator move
+ * would lock up (dsq_move.bpf.c), only the head, by the plain move.
  */
 static bool steal_held(s32 cpu)
 {
-	bool here = cpu == bpf_get_smp_processor_id();
 	u64 now = bpf_ktime_get_ns();
 	s32 i;
 
@@ -109,7 +107,7 @@ static bool steal_held(s32 cpu)
 				break;
 			if (!core_admits(p, cpu) || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 				continue;
-			if (!here) {
+			if (!iter_move_ok(cpu)) {
 				admits = scanned == 1;
 				break;
 			}

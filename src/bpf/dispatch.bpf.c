@@ -62,21 +62,11 @@ static bool dispatch_own(s32 cpu, struct cpu_ctx *cctx)
 	struct task_struct *p;
 	int scanned = 0;
 
-	/*
-	 * Under core scheduling the kernel also balances a CPU's SMT siblings
-	 * from its own balance (balance_scx()), so ops.dispatch() may run for
-	 * @cpu on another CPU. The iterator move in 6.12 (scx_dsq_move())
-	 * works on this_rq() and locks the task's rq, which shares the core
-	 * lock already held: the machine locks up (seen in the VM with two
-	 * cookied spinners on sibling threads). There, take the queue's head.
-	 */
-	if (cpu != bpf_get_smp_processor_id())
-		return move_head_here(cpu);
-
 	bpf_for_each(scx_dsq, p, cpu_dsq(cpu), 0) {
 		struct task_ctx *tctx = lookup_task_ctx(p);
 
-		if (++scanned > 8)
+		/* where an iterator move would lock up, the queue's head (dsq_move.bpf.c) */
+		if (++scanned > 8 || !iter_move_ok(cpu))
 			break;
 		if (!tctx || (s64)(cctx->vtime - tctx->vruntime) < 0)
 			continue;
@@ -114,7 +104,7 @@ static bool run_starved(s32 cpu, struct cpu_ctx *cctx, u64 now)
 	bpf_for_each(scx_dsq, p, cpu_dsq(cpu), 0) {
 		struct task_ctx *tctx = lookup_task_ctx(p);
 
-		if (++scanned > 32)
+		if (++scanned > 32 || !iter_move_ok(cpu))
 			break;
 		if (!tctx || !tctx->enq_ts || now - tctx->enq_ts < STARVE_NS || !can_run_here(p, cpu))
 			continue;

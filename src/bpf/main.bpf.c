@@ -29,6 +29,7 @@ char _license[] SEC("license") = "GPL";
  */
 #include "state.bpf.c"
 #include "topology.bpf.c"
+#include "dsq_move.bpf.c"
 #include "pelt.bpf.c"
 #include "vtime.bpf.c"
 #include "core_vtime.bpf.c"

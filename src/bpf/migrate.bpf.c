@@ -63,18 +63,15 @@ static bool can_migrate(struct task_struct *p, s32 dst, u32 lvl, u32 failed, u64
  * detach_tasks() for one task (a newidle or idle balance moves one; a busy
  * one two tasks longer): the first task of @src's queue that may move. The
  * kernel walks cfs_tasks from its least recently run end; the queue here is
- * in deadline order. Under core scheduling dispatch may run for a sibling on
- * another CPU, where an iterator move locks up (dispatch_own()): none then.
+ * in deadline order. None where an iterator move would lock up (dsq_move.bpf.c).
  */
 static bool pull_from(s32 dst, s32 src, u32 lvl, u32 failed, u64 now)
 {
 	struct task_struct *p;
 	int scanned = 0;
 
-	if (dst != bpf_get_smp_processor_id())
-		return false;
 	bpf_for_each(scx_dsq, p, cpu_dsq(src), 0) {
-		if (++scanned > 8)
+		if (++scanned > 8 || !iter_move_ok(dst))
 			break;
 		if (can_migrate(p, dst, lvl, failed, now) &&
 		    scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))

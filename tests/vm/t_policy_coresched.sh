@@ -27,12 +27,12 @@ if "$BIN" --set-policy $d >"$OUT/cs-refused.out" 2>&1; then
 	fail "switching to coresched=deadline without the op was accepted"
 fi
 grep -q "restart with --policy" "$OUT/cs-refused.out" || fail "unclear refusal: $(cat "$OUT/cs-refused.out")"
-policy_rounds cs-share "$f" "cs_orderings cs_not_fifo" $W share --seconds "$secs"
-policy_rounds cs-clash "$f" "wakeups cookie_clash cookie_clash_avoidable" $W clash --cycles "$cycles"
+policy_rounds cs-share "$f" "cs_orderings cs_not_fifo move_refused" $W share --seconds "$secs"
+policy_rounds cs-clash "$f" "wakeups cookie_clash cookie_clash_avoidable move_refused" $W clash --cycles "$cycles"
 stop_sched INT
 start_sched "$OUT/pol-coresched-deadline.log" --policy $d
-policy_rounds cs-share "$d" "cs_orderings cs_not_fifo" $W share --seconds "$secs"
-policy_rounds cs-clash "$c" "wakeups cookie_clash cookie_clash_avoidable" $W clash --cycles "$cycles"
+policy_rounds cs-share "$d" "cs_orderings cs_not_fifo move_refused" $W share --seconds "$secs"
+policy_rounds cs-clash "$c" "wakeups cookie_clash cookie_clash_avoidable move_refused" $W clash --cycles "$cycles"
 stop_sched INT
 check_no_ejection
 
