@@ -191,11 +191,21 @@ pub type CpuKeys = (usize, (usize, usize), (usize, usize, usize));
 
 /// Turn (cpu, llc key, core key) triples into dense ids. CPUs missing from
 /// the topology (offline) get an id of their own so they never match.
-pub fn cpu_layout(cpus: &[CpuKeys]) -> Result<CpuLayout> {
-    let nr_cpu_ids = cpus.iter().map(|c| c.0 + 1).max().unwrap_or(0);
-    if nr_cpu_ids == 0 {
+/// `kernel_ids`: the kernel's CPU ids, offline ones included. A CPU offline
+/// at load (hotplug restarts the scheduler) may come back before the next
+/// restart, and the kernel then asks ops.dispatch() for it: it needs its
+/// queue and its context though it was offline, above all when it is the
+/// last CPU (its queue was missing: "invalid DSQ ID").
+pub fn cpu_layout(cpus: &[CpuKeys], kernel_ids: usize) -> Result<CpuLayout> {
+    if cpus.is_empty() {
         bail!("no CPUs in the topology");
     }
+    let nr_cpu_ids = cpus
+        .iter()
+        .map(|c| c.0 + 1)
+        .max()
+        .unwrap_or(0)
+        .max(kernel_ids);
     if nr_cpu_ids > MAX_CPUS {
         bail!("{nr_cpu_ids} CPU ids exceed this build's limit of {MAX_CPUS}");
     }
@@ -261,7 +271,7 @@ impl<'a> Scheduler<'a> {
                 )
             })
             .collect();
-        let layout = cpu_layout(&triples)?;
+        let layout = cpu_layout(&triples, *scx_utils::NR_CPU_IDS)?;
         let nr_cpus = topo.all_cpus.len() as u64;
         let slice_us = opts
             .slice_us
@@ -669,7 +679,7 @@ mod tests {
             (2, (0, 0), (0, 0, 1)),
             (3, (0, 0), (0, 0, 1)),
         ];
-        let l = cpu_layout(&t).unwrap();
+        let l = cpu_layout(&t, 0).unwrap();
         assert_eq!(l.nr_cpu_ids, 4);
         assert_eq!(l.llc, vec![0, 0, 0, 0]);
         assert_eq!(l.core, vec![0, 0, 1, 1]);
@@ -678,14 +688,30 @@ mod tests {
     #[test]
     fn layout_with_offline_hole_and_two_llcs() {
         let t = [(0, (0, 7), (0, 0, 3)), (2, (0, 9), (0, 0, 5))];
-        let l = cpu_layout(&t).unwrap();
+        let l = cpu_layout(&t, 0).unwrap();
         assert_eq!(l.nr_cpu_ids, 3);
         assert_ne!(l.llc[0], l.llc[2]);
         // The missing CPU 1 shares nothing with anyone.
         assert_ne!(l.llc[1], l.llc[0]);
         assert_ne!(l.core[1], l.core[0]);
-        assert!(cpu_layout(&[]).is_err());
-        assert!(cpu_layout(&[(MAX_CPUS, (0, 0), (0, 0, 0))]).is_err());
+        assert!(cpu_layout(&[], 4).is_err());
+        assert!(cpu_layout(&[(MAX_CPUS, (0, 0), (0, 0, 0))], 0).is_err());
+        assert!(cpu_layout(&[(0, (0, 0), (0, 0, 0))], MAX_CPUS + 1).is_err());
+    }
+
+    #[test]
+    fn layout_keeps_an_offline_last_cpu() {
+        // CPU 3 offline at load: it keeps its id (its queue), alone.
+        let t = [
+            (0, (0, 0), (0, 0, 0)),
+            (1, (0, 0), (0, 0, 0)),
+            (2, (0, 0), (0, 0, 1)),
+        ];
+        let l = cpu_layout(&t, 4).unwrap();
+        assert_eq!(l.nr_cpu_ids, 4);
+        assert_ne!(l.core[3], l.core[2]);
+        assert_eq!(l.sibs[3], vec![3]);
+        assert_eq!(l.sibs[2], vec![2]);
     }
 }
 
