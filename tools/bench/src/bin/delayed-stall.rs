@@ -12,6 +12,7 @@
 
 use anyhow::{bail, Result};
 use clap::Parser;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::{Arc, Barrier};
 use wakeplace_bench::report::{parse_secs, Report};
@@ -86,6 +87,8 @@ struct WorkerOut {
     burst_wall_ns: Vec<u64>,
     same_cpu: u64,
     stalls_same_cpu: u64,
+    /// Bursts by the CPU each ended on (where placement put the worker).
+    bursts_by_cpu: BTreeMap<i32, u64>,
 }
 
 fn main() {
@@ -187,6 +190,7 @@ fn run(a: &Args) -> Result<()> {
                         }
                         let end = sys::now_ns();
                         let cpu = sys::current_cpu();
+                        *out.bursts_by_cpu.entry(cpu).or_default() += 1;
                         mb.burst_end.store(end, Release);
                         mb.efd.read();
                         let woke = sys::now_ns();
@@ -255,6 +259,9 @@ fn run(a: &Args) -> Result<()> {
         all.burst_wall_ns.extend(o.burst_wall_ns);
         all.same_cpu += o.same_cpu;
         all.stalls_same_cpu += o.stalls_same_cpu;
+        for (cpu, n) in o.bursts_by_cpu {
+            *all.bursts_by_cpu.entry(cpu).or_default() += n;
+        }
     }
 
     let stalls = all.handoff_ns.iter().filter(|&&h| h >= stall_ns).count() as u64;
@@ -278,6 +285,10 @@ fn run(a: &Args) -> Result<()> {
         .count("stalls", stalls)
         .count("woke_same_cpu", all.same_cpu)
         .count("stalls_same_cpu", all.stalls_same_cpu);
+    for &cpu in &worker_cpus {
+        let n = all.bursts_by_cpu.get(&(cpu as i32)).copied().unwrap_or(0);
+        r.count(&format!("bursts_cpu{cpu}"), n);
+    }
     r.metric(
         "stall_pct",
         if wakeups > 0 {
