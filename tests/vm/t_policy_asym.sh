@@ -2,7 +2,7 @@
 # asym family (the ITMT + DELAY_DEQUEUE report's 7950X): CPUs 1-3 ranked 211/216/231 with
 # equal highest_perf (override: a VM has no CPPC); two burst workers on CPUs
 # 1-3 and a busy-polling waker on CPU 0 (tools/bench delayed-stall, bursts
-# scaled up for TCG). Every --regroup-ms both workers are put on CPU 1, the
+# scaled up for TCG). Every second (--regroup-ms) both workers are put on CPU 1, the
 # lowest-ranked, for one burst and given CPUs 1-3 back (widening a mask does
 # not move a running task): the provocation. Asserted: the pulls each
 # variant makes, where the bursts ran (the workload's own sched_getcpu() at
@@ -18,7 +18,7 @@ grep -q 'preferred cores.*rank 1:211,2:216,3:231 perf 1:166,2:166,3:166' "$OUT/p
 s=stock p=stock,asym=perf o=stock,asym=off
 policy_rounds asym "$s $p $o" "wakeups migrations asym_pulls asym_moved waited_while_idle shadow_rank_pulls shadow_perf_pulls" \
 	"$DS" --workers 2 --burst-us 15000 --delay-us 200 --stall-us 10000 \
-	--duration "$secs" --worker-cpus 1-3 --waker-cpu 0 --regroup-ms 400 --json
+	--duration "$secs" --worker-cpus 1-3 --waker-cpu 0 --regroup-ms 1000 --json
 stop_sched INT
 [ "$(tot $s asym_pulls)" -gt 0 ] || fail "rank: no asym packing toward the top-ranked CPU"
 [ "$(tot $p asym_pulls)" -eq 0 ] || fail "perf: $(tot $p asym_pulls) pulls among CPUs of equal highest_perf"

@@ -14,7 +14,8 @@ clash: a cookie-X spinner pinned to one thread of each of --spin-cores
   cookie (--stay: one long-lived wakee per slot instead). Where the wakees
   are placed on each wakeup is the policy under test; the scheduler counts
   clashes, the kernel counts forced idle time (core_forceidle_sum, reported
-  here summed over all tasks).
+  summed over all the workload's tasks, and over the wakees from their
+  wakeup on: forceidle_woken_ms).
 
 Both print one JSON object. The kernel needs CONFIG_SCHED_CORE and SMT.
 """
@@ -152,8 +153,12 @@ def clash(a):
                 # locked up (rq lock) under sched_ext with core scheduling
                 # when every wakee was pinned back to s each cycle.
                 os.sched_setaffinity(0, allowed)
+                # Its forced idle from its wakeup on: what the placement
+                # decided, without the fork's run on s next to the spinner.
+                base = forceidle_ns(os.getpid())
                 time.sleep(a.sleep_ms / 1000)
                 burst(a.burst_ms)
+                os.write(w, f"woken {forceidle_ns(os.getpid()) - base}\n".encode())
             for _ in range(a.cycles):
                 fi += reap(spawn(wakee))
         os.write(w, f"{fi}\n".encode())
@@ -169,15 +174,20 @@ def clash(a):
     os.waitpid(group, 0)
     wall = time.monotonic() - t
     os.close(w)
+    fi_wakees = fi_woken = 0
     with os.fdopen(r) as f:
-        fi_wakees = sum(int(x) for x in f.read().split())
+        for line in f.read().splitlines():
+            if line.startswith("woken "):
+                fi_woken += int(line.split()[1])
+            elif line:
+                fi_wakees += int(line)
     fi_spin = sum(forceidle_ns(p) for p in spin)
     for p in spin:
         os.kill(p, signal.SIGKILL)
         os.waitpid(p, 0)
     return {"bench": "coresched-clash", "spin_cpus": [c[i][0] for i in range(a.spin_cores)],
             "wakee_starts": starts, "cycles": a.cycles, "stay": a.stay, "wall_s": wall,
-            "forceidle_ms": (fi_wakees + fi_spin) / 1e6}
+            "forceidle_ms": (fi_wakees + fi_spin) / 1e6, "forceidle_woken_ms": fi_woken / 1e6}
 
 
 def main():
