@@ -178,7 +178,8 @@ else
 	# run, so reliability wins; WAKEPLACE_VM_MTTCG=1 opts back in.
 	[[ ${WAKEPLACE_VM_MTTCG:-0} == 1 ]] || qemu_opts+=" -accel tcg,thread=single"
 fi
-# WAKEPLACE_VM_MONITOR=1: a QEMU monitor socket in the out dir (monitor.sock),
+# WAKEPLACE_VM_MONITOR=1: a QEMU monitor socket in the out dir (monitor.sock;
+# tools/vm/monitor.py sends it commands),
 # to look into a hung guest: "sendkey alt-sysrq-l" prints every CPU's
 # backtrace on the console, "info registers -a" the vCPUs' state.
 [[ ${WAKEPLACE_VM_MONITOR:-0} == 1 ]] && qemu_opts+=" -monitor unix:$out/monitor.sock,server,nowait"
