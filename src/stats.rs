@@ -311,7 +311,7 @@ pub struct Metrics {
     )]
     pub idle_rescue_kicks: u64,
     #[stat(
-        desc = "Queue scans in ops.dispatch() cut short with no iterator move: 6.12 would take a second rq lock under core scheduling (the queue's head instead)"
+        desc = "Iterator moves in ops.dispatch() not made, the task chosen: 6.12 would take a second rq lock under core scheduling (the queue's head instead)"
     )]
     pub move_refused: u64,
     #[stat(

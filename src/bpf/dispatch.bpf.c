@@ -65,8 +65,7 @@ static bool dispatch_own(s32 cpu, struct cpu_ctx *cctx)
 	bpf_for_each(scx_dsq, p, cpu_dsq(cpu), 0) {
 		struct task_ctx *tctx = lookup_task_ctx(p);
 
-		/* where an iterator move would lock up, the queue's head (dsq_move.bpf.c) */
-		if (++scanned > 8 || !iter_move_ok(cpu))
+		if (++scanned > 8)
 			break;
 		if (!tctx || (s64)(cctx->vtime - tctx->vruntime) < 0)
 			continue;
@@ -77,6 +76,9 @@ static bool dispatch_own(s32 cpu, struct cpu_ctx *cctx)
 		 */
 		if (!can_run_here(p, cpu) || core_held_against(p, cpu))
 			continue;
+		/* where an iterator move would lock up, the queue's head (dsq_move.bpf.c) */
+		if (!iter_move_ok(cpu))
+			break;
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
 			return true;
 	}
@@ -104,10 +106,12 @@ static bool run_starved(s32 cpu, struct cpu_ctx *cctx, u64 now)
 	bpf_for_each(scx_dsq, p, cpu_dsq(cpu), 0) {
 		struct task_ctx *tctx = lookup_task_ctx(p);
 
-		if (++scanned > 32 || !iter_move_ok(cpu))
+		if (++scanned > 32)
 			break;
 		if (!tctx || !tctx->enq_ts || now - tctx->enq_ts < STARVE_NS || !can_run_here(p, cpu))
 			continue;
+		if (!iter_move_ok(cpu))
+			break;
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
 			stat_inc(WP_ST_STARVED_RUNS);
 			return true;

@@ -83,7 +83,7 @@ enum wp_stat_idx {
 	WP_ST_HELD_RESCUED,	/* tasks that waited a slice behind a higher class, pulled by another CPU */
 	WP_ST_STARVED_RUNS,	/* tasks queued for a quarter of the watchdog timeout, run out of order */
 	WP_ST_IDLE_RESCUE_KICKS, /* idle CPUs kicked by the timer: work waited there with no kick */
-	WP_ST_MOVE_REFUSED,	/* queue scans cut short, no iterator move: the kernel's lock state was wrong (dsq_move.bpf.c) */
+	WP_ST_MOVE_REFUSED,	/* iterator moves not made, the task chosen: the kernel's lock state was wrong (dsq_move.bpf.c) */
 	/*
 	 * Shadow decisions (shadow.bpf.c), whatever the variant in force.
 	 * delayed: of the delayed wakeups, those CPU selection would move

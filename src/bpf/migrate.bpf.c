@@ -71,10 +71,13 @@ static bool pull_from(s32 dst, s32 src, u32 lvl, u32 failed, u64 now)
 	int scanned = 0;
 
 	bpf_for_each(scx_dsq, p, cpu_dsq(src), 0) {
-		if (++scanned > 8 || !iter_move_ok(dst))
+		if (++scanned > 8)
 			break;
-		if (can_migrate(p, dst, lvl, failed, now) &&
-		    scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
+		if (!can_migrate(p, dst, lvl, failed, now))
+			continue;
+		if (!iter_move_ok(dst))
+			break;
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
 			return true;
 	}
 	return false;
