@@ -5,8 +5,8 @@
 # scaled up for TCG). Every second (--regroup-ms) both workers are put on CPU 1, the
 # lowest-ranked, for one burst and given CPUs 1-3 back (widening a mask does
 # not move a running task): the provocation. Asserted: the pulls each
-# variant makes, where the bursts ran (the workload's own sched_getcpu() at
-# each burst's end), and the shadow decisions (at each tick, would rank
+# variant makes, how many bursts begun on CPU 1 ended elsewhere (the
+# workload's own sched_getcpu() at each burst's start and end), and the shadow decisions (at each tick, would rank
 # pull, would perf), all counted the same way under every variant.
 cd "$(dirname "$0")"; . ./lib.sh
 DS="$ROOT/target/release/delayed-stall"
@@ -24,12 +24,19 @@ stop_sched INT
 [ "$(tot $p asym_pulls)" -eq 0 ] || fail "perf: $(tot $p asym_pulls) pulls among CPUs of equal highest_perf"
 [ "$(tot $o asym_pulls)" -eq 0 ] || fail "off: $(tot $o asym_pulls) pulls"
 # A pull moves the task, alone on its CPU or not (dispatch() does not keep
-# it; SCX_OPS_ENQ_LAST brings a lone one to ops.enqueue()). The outcome is
-# where the bursts ran: after each regroup, perf and off leave the worker
-# that stays on CPU 1 there (its prev CPU is idle at each wakeup); rank
-# pulls it to an idle higher-ranked CPU. Total migrations are not asserted:
-# their noise between variants (346-383 in one 6.12 boot) is larger than the
-# pulls (76 moved), and one CI run failed on it.
+# it; SCX_OPS_ENQ_LAST brings a lone one to ops.enqueue()). Asserted on the
+# outcome the pull decides: of the bursts that began on CPU 1 free to run on
+# CPUs 1-3 (the workload's sched_getcpu() at each burst's start and end;
+# regrouped bursts, pinned, are left out), the share that ended on another
+# CPU, moved while running. After each regroup perf and off leave the
+# worker on CPU 1 (a preemption and a steal moves a few); rank pulls it to
+# an idle higher-ranked CPU at a tick. Where the bursts ended is logged, not
+# asserted: it also counts the wakeups placed on CPU 1, which host load
+# moves about (a CI run beside another VM: rank 32.3% of the bursts on CPU
+# 1 against perf 44.6%, off 48.7%; two boots side by side, rank 12.9 /
+# 19.9%, off 31.0 / 36.9%). Total migrations are not asserted either:
+# their noise between variants (346-383 in one 6.12 boot) is larger than
+# the pulls (76 moved).
 cpu1_pct() { # POLICY: % of the bursts that ended on CPU 1, all rounds
 	python3 - "$OUT" "${1//,/_}" <<'EOF'
 import glob, json, sys
@@ -42,14 +49,29 @@ for f in glob.glob(f"{out}/asym-*-{pol}.out"):
 print(round(100 * n1 / n, 1) if n else 0)
 EOF
 }
-rs=$(cpu1_pct $s) ps=$(cpu1_pct $p) os=$(cpu1_pct $o)
-log "bursts on CPU 1 (lowest-ranked): rank $rs%, perf $ps%, off $os%"
+left_pct() { # POLICY: % of the free bursts begun on CPU 1 that ended elsewhere, and how many began there
+	python3 - "$OUT" "${1//,/_}" <<'EOF'
+import glob, json, sys
+out, pol = sys.argv[1:]
+left = began = 0
+for f in glob.glob(f"{out}/asym-*-{pol}.out"):
+    c = json.loads(open(f).read().strip().splitlines()[-1])["counts"]
+    left += c["left_cpu1"]
+    began += c["began_cpu1"]
+print(round(100 * left / began, 1) if began else 0, began)
+EOF
+}
+read -r rl rb <<<"$(left_pct $s)"
+read -r pl pb <<<"$(left_pct $p)"
+read -r ol ob <<<"$(left_pct $o)"
+log "bursts begun on CPU 1 that ended on another CPU: rank $rl% of $rb, perf $pl% of $pb, off $ol% of $ob"
+log "bursts that ended on CPU 1 (lowest-ranked): rank $(cpu1_pct $s)%, perf $(cpu1_pct $p)%, off $(cpu1_pct $o)%"
 log "migrations: rank $(tot $s migrations), perf $(tot $p migrations), off $(tot $o migrations); rank's pulls $(tot $s asym_pulls), moved $(tot $s asym_moved)"
 [ "$(tot $s asym_moved)" -gt 0 ] || fail "rank: $(tot $s asym_pulls) pulls, none moved a task"
-python3 -c "import sys; sys.exit(0 if $ps >= 20 and $os >= 20 else 1)" ||
-	fail "provocation failed: perf ran $ps% and off $os% of the bursts on CPU 1 (20% or more expected)"
-python3 -c "import sys; sys.exit(0 if 2 * $rs < min($ps, $os) else 1)" ||
-	fail "rank did not move the bursts off CPU 1: rank $rs%, perf $ps%, off $os%"
+[ "$pb" -ge 40 ] && [ "$ob" -ge 40 ] && [ "$rb" -ge 10 ] ||
+	fail "provocation failed: bursts begun on CPU 1: rank $rb, perf $pb, off $ob (40 or more under perf and off, 10 under rank expected)"
+python3 -c "import sys; sys.exit(0 if $rl >= 2 * max($pl, $ol) and $rl >= 30 else 1)" ||
+	fail "rank did not pull the bursts off CPU 1: rank moved $rl% of those begun there, perf $pl%, off $ol% (rank twice either, and 30% or more, expected)"
 # Shadow decisions, whatever the variant in force: rank would pull (the
 # ranking orders CPUs of equal highest_perf), perf never would.
 log "shadow: rank would pull at $(tot $s shadow_rank_pulls) / $(tot $p shadow_rank_pulls) / $(tot $o shadow_rank_pulls) ticks under rank / perf / off; perf at $(tot $s shadow_perf_pulls)"

@@ -89,6 +89,11 @@ struct WorkerOut {
     stalls_same_cpu: u64,
     /// Bursts by the CPU each ended on (where placement put the worker).
     bursts_by_cpu: BTreeMap<i32, u64>,
+    /// Bursts free to run on any worker CPU, by the CPU each began on, and
+    /// of them those that ended on another: moved while running (a pull of
+    /// the running task, or a preemption and a steal).
+    began_by_cpu: BTreeMap<i32, u64>,
+    left_by_cpu: BTreeMap<i32, u64>,
 }
 
 fn main() {
@@ -183,6 +188,7 @@ fn run(a: &Args) -> Result<()> {
                                 break;
                             }
                         }
+                        let began = sys::current_cpu();
                         if spin_clock {
                             sys::spin_until(t0 + burst_ns);
                         } else {
@@ -191,6 +197,13 @@ fn run(a: &Args) -> Result<()> {
                         let end = sys::now_ns();
                         let cpu = sys::current_cpu();
                         *out.bursts_by_cpu.entry(cpu).or_default() += 1;
+                        // A burst pinned to one CPU (regrouped) cannot move.
+                        if !regrouped {
+                            *out.began_by_cpu.entry(began).or_default() += 1;
+                            if cpu != began {
+                                *out.left_by_cpu.entry(began).or_default() += 1;
+                            }
+                        }
                         mb.burst_end.store(end, Release);
                         mb.efd.read();
                         let woke = sys::now_ns();
@@ -259,8 +272,14 @@ fn run(a: &Args) -> Result<()> {
         all.burst_wall_ns.extend(o.burst_wall_ns);
         all.same_cpu += o.same_cpu;
         all.stalls_same_cpu += o.stalls_same_cpu;
-        for (cpu, n) in o.bursts_by_cpu {
-            *all.bursts_by_cpu.entry(cpu).or_default() += n;
+        for (all_map, map) in [
+            (&mut all.bursts_by_cpu, o.bursts_by_cpu),
+            (&mut all.began_by_cpu, o.began_by_cpu),
+            (&mut all.left_by_cpu, o.left_by_cpu),
+        ] {
+            for (cpu, n) in map {
+                *all_map.entry(cpu).or_default() += n;
+            }
         }
     }
 
@@ -286,8 +305,12 @@ fn run(a: &Args) -> Result<()> {
         .count("woke_same_cpu", all.same_cpu)
         .count("stalls_same_cpu", all.stalls_same_cpu);
     for &cpu in &worker_cpus {
-        let n = all.bursts_by_cpu.get(&(cpu as i32)).copied().unwrap_or(0);
-        r.count(&format!("bursts_cpu{cpu}"), n);
+        let n = |m: &BTreeMap<i32, u64>| m.get(&(cpu as i32)).copied().unwrap_or(0);
+        r.count(&format!("bursts_cpu{cpu}"), n(&all.bursts_by_cpu));
+        if a.regroup_ms > 0 {
+            r.count(&format!("began_cpu{cpu}"), n(&all.began_by_cpu))
+                .count(&format!("left_cpu{cpu}"), n(&all.left_by_cpu));
+        }
     }
     r.metric(
         "stall_pct",
