@@ -220,7 +220,7 @@ pub const FAMILIES: &[Family] = &[
                     "sched.h sched_asym_prefer(), fair.c asym_active_balance(), x86 \
                      arch_asym_cpu_priority(), 6.12 and 7.3",
                 ),
-                differs: "pulls tried at every tick, not per balance interval; under SMT the \
+                differs: "nohz.idle_cpus_mask taken as idle for a tick at least; under SMT the \
                           destination core need not be idle",
                 bpf: i::wp_asym_variant_WP_ASYM_RANK,
             },

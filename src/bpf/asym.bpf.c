@@ -38,9 +38,18 @@
  * Here the tick zeroes the task's slice and records the destination;
  * dispatch() then does not keep it, and the requeue (ops.enqueue(), with
  * SCX_ENQ_LAST when it was alone: the loader sets SCX_OPS_ENQ_LAST) puts
- * it on the destination's queue, if that is still free. Still differing
- * from fair.c: the pull is tried at each tick of the busy CPU (fair.c: per
- * balance interval, from nohz_balancer_kick()), and under SMT the
+ * it on the destination's queue, if that is still free.
+ *
+ * When: at the busy CPU's tick, as nohz_balancer_kick() (7.3 l.14513)
+ * kicks the idle balancer only for a preferred CPU in nohz.idle_cpus_mask
+ * ("for_each_cpu_and(i, sched_domain_span(sd), nohz.idle_cpus_mask) { if
+ * (sched_asym(sd, i, cpu))"), and the idle balancer balances that CPU's
+ * domain only once its interval has passed (sched_balance_domains(), l.14294:
+ * "if (time_after_eq(jiffies, sd->last_balance + interval))"). A CPU
+ * enters nohz.idle_cpus_mask when its idle stops the tick; here, idle for
+ * a tick at least (asym_dst_due()): the gaps between a burst worker's
+ * bursts (the report's 10 us, here 0.2-2 ms) keep the tick, and do not
+ * make a CPU a destination. Still differing from fair.c: under SMT the
  * destination core need not be idle (sched_use_asym_prio()'s
  * is_core_idle()).
  *
@@ -74,10 +83,28 @@ static __always_inline u32 asym_prio(s32 cpu)
 }
 
 /*
- * asym_active_balance()'s destination for the task running on @cpu under
- * variant @v: the idle allowed CPU of highest priority above @cpu's, or -1.
+ * @dst may pull from @cpu now (see "When" above): idle for a tick at least
+ * (its tick stopped: in nohz.idle_cpus_mask), and its balance of the
+ * domain spanning both due. A global function, verified once: inline in
+ * the scan of asym_pull_dst(), ops.tick() went past 6.12's 1M
+ * instructions.
  */
-static s32 asym_pull_dst(struct task_struct *p, s32 cpu, const struct cpumask *idle, u32 v)
+__noinline bool asym_dst_due(s32 dst, s32 cpu, u64 now)
+{
+	struct lb_ctx *lb = lookup_lb(dst, now);
+	u32 lvl = lb_level(dst, cpu);
+
+	if (!lb || lvl >= LB_LEVELS || !lb->in_idle || now - lb->idle_stamp < tick_ns)
+		return false;
+	return now - lb->sd[lvl].last_balance >= sd_interval_ns(&lb->sd[lvl], false);
+}
+
+/*
+ * asym_active_balance()'s destination for the task running on @cpu under
+ * variant @v: the idle allowed CPU of highest priority above @cpu's whose
+ * balance is due, or -1.
+ */
+static s32 asym_pull_dst(struct task_struct *p, s32 cpu, const struct cpumask *idle, u32 v, u64 now)
 {
 	u32 best_prio = asym_prio_as(cpu, v);
 	s32 i, best = -1;
@@ -91,7 +118,7 @@ static s32 asym_pull_dst(struct task_struct *p, s32 cpu, const struct cpumask *i
 		if (i == cpu || !cpu_idle_now(i, idle) || !bpf_cpumask_test_cpu(i, p->cpus_ptr))
 			continue;
 		pr = asym_prio_as(i, v);
-		if (pr > best_prio) {
+		if (pr > best_prio && asym_dst_due(i, cpu, now)) {
 			best_prio = pr;
 			best = i;
 		}
@@ -114,14 +141,16 @@ static bool asym_pull(struct task_struct *p, s32 cpu, const struct cpumask *idle
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	u32 v = pol(WP_POL_ASYM);
 	s32 rank_dst = -1, perf_dst = -1, best;
+	u64 now = bpf_ktime_get_ns();
+	struct lb_ctx *lb;
 
 	/* A pull from an earlier tick that did not happen is decided again. */
 	if (tctx)
 		tctx->asym_dst = -1;
 	if (shadow || (live && v == WP_ASYM_RANK))
-		rank_dst = asym_pull_dst(p, cpu, idle, WP_ASYM_RANK);
+		rank_dst = asym_pull_dst(p, cpu, idle, WP_ASYM_RANK, now);
 	if (shadow || (live && v == WP_ASYM_PERF))
-		perf_dst = asym_pull_dst(p, cpu, idle, WP_ASYM_PERF);
+		perf_dst = asym_pull_dst(p, cpu, idle, WP_ASYM_PERF, now);
 	if (shadow && rank_dst >= 0)
 		stat_inc(WP_ST_SHADOW_RANK_PULLS);
 	if (shadow && perf_dst >= 0)
@@ -131,6 +160,13 @@ static bool asym_pull(struct task_struct *p, s32 cpu, const struct cpumask *idle
 	best = v == WP_ASYM_PERF ? perf_dst : rank_dst;
 	if (best < 0 || !tctx)
 		return false;
+	/* The idle balancer has balanced @best's domain (sd->last_balance). */
+	if ((lb = lookup_lb(best, now))) {
+		u32 lvl = lb_level(best, cpu);
+
+		if (lvl < LB_LEVELS)
+			lb->sd[lvl].last_balance = now;
+	}
 	tctx->asym_dst = best;
 	p->scx.slice = 0;
 	stat_inc(WP_ST_ASYM_PULLS);
