@@ -37,30 +37,23 @@ stop_sched INT
 # 19.9%, off 31.0 / 36.9%). Total migrations are not asserted either:
 # their noise between variants (346-383 in one 6.12 boot) is larger than
 # the pulls (76 moved).
-cpu1_pct() { # POLICY: % of the bursts that ended on CPU 1, all rounds
-	python3 - "$OUT" "${1//,/_}" <<'EOF'
+counts() { # POLICY KEY...: each of the workload's counts KEY, summed over the policy's rounds
+	python3 - "$OUT" "${1//,/_}" "${@:2}" <<'EOF'
 import glob, json, sys
-out, pol = sys.argv[1:]
-n1 = n = 0
+out, pol, keys = sys.argv[1], sys.argv[2], sys.argv[3:]
+tot = dict.fromkeys(keys, 0)
 for f in glob.glob(f"{out}/asym-*-{pol}.out"):
     c = json.loads(open(f).read().strip().splitlines()[-1])["counts"]
-    n1 += c["bursts_cpu1"]
-    n += c["bursts_cpu1"] + c["bursts_cpu2"] + c["bursts_cpu3"]
-print(round(100 * n1 / n, 1) if n else 0)
+    for k in keys:
+        tot[k] += c[k]
+print(*tot.values())
 EOF
 }
-left_pct() { # POLICY: % of the free bursts begun on CPU 1 that ended elsewhere, and how many began there
-	python3 - "$OUT" "${1//,/_}" <<'EOF'
-import glob, json, sys
-out, pol = sys.argv[1:]
-left = began = 0
-for f in glob.glob(f"{out}/asym-*-{pol}.out"):
-    c = json.loads(open(f).read().strip().splitlines()[-1])["counts"]
-    left += c["left_cpu1"]
-    began += c["began_cpu1"]
-print(round(100 * left / began, 1) if began else 0, began)
-EOF
-}
+pct() { python3 -c "print(round(100 * $1 / $2, 1) if $2 else 0)"; }
+# left_pct POLICY: % of the free bursts begun on CPU 1 that ended elsewhere, and how many began there
+left_pct() { local l b; read -r l b <<<"$(counts "$1" left_cpu1 began_cpu1)"; echo "$(pct "$l" "$b") $b"; }
+# cpu1_pct POLICY: % of the bursts that ended on CPU 1
+cpu1_pct() { local a b c; read -r a b c <<<"$(counts "$1" bursts_cpu1 bursts_cpu2 bursts_cpu3)"; pct "$a" $((a + b + c)); }
 read -r rl rb <<<"$(left_pct $s)"
 read -r pl pb <<<"$(left_pct $p)"
 read -r ol ob <<<"$(left_pct $o)"
