@@ -47,9 +47,10 @@
  * domain only once its interval has passed (sched_balance_domains(), l.14294:
  * "if (time_after_eq(jiffies, sd->last_balance + interval))"). A CPU
  * enters nohz.idle_cpus_mask when its idle stops the tick; here, idle for
- * a tick at least (asym_dst_due()): the gaps between a burst worker's
- * bursts (the report's 10 us, here 0.2-2 ms) keep the tick, and do not
- * make a CPU a destination. Still differing from fair.c: under SMT the
+ * a tick at least (asym_dst_due()): a CPU idle only in the gaps between a
+ * burst worker's bursts (the report's 10 us against a 1 ms tick) is not a
+ * destination. Under TCG those gaps come near the tick (0.2-2 ms), and the
+ * balance interval is what limits the pulls. Still differing from fair.c: under SMT the
  * destination core need not be idle (sched_use_asym_prio()'s
  * is_core_idle()).
  *
