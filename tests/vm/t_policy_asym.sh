@@ -63,8 +63,11 @@ log "migrations: rank $(tot $s migrations), perf $(tot $p migrations), off $(tot
 [ "$(tot $s asym_moved)" -gt 0 ] || fail "rank: $(tot $s asym_pulls) pulls, none moved a task"
 [ "$pb" -ge 40 ] && [ "$ob" -ge 40 ] && [ "$rb" -ge 10 ] ||
 	fail "provocation failed: bursts begun on CPU 1: rank $rb, perf $pb, off $ob (40 or more under perf and off, 10 under rank expected)"
-python3 -c "import sys; sys.exit(0 if $rl >= 2 * max($pl, $ol) and $rl >= 30 else 1)" ||
-	fail "rank did not pull the bursts off CPU 1: rank moved $rl% of those begun there, perf $pl%, off $ol% (rank twice either, and 30% or more, expected)"
+# Measured since the pull is gated as nohz gates it (asym_dst_due()): rank
+# moved 34.8-100% of them (7.3.4, 5 boots; 6.12.118 95.2, 100%), perf and
+# off 5.0-17.9%. Asserted: twice both, and 20% at least.
+python3 -c "import sys; sys.exit(0 if $rl >= 2 * max($pl, $ol) and $rl >= 20 else 1)" ||
+	fail "rank did not pull the bursts off CPU 1: rank moved $rl% of those begun there, perf $pl%, off $ol% (rank twice either, and 20% or more, expected)"
 # Shadow decisions, whatever the variant in force: rank would pull (the
 # ranking orders CPUs of equal highest_perf), perf never would.
 log "shadow: rank would pull at $(tot $s shadow_rank_pulls) / $(tot $p shadow_rank_pulls) / $(tot $o shadow_rank_pulls) ticks under rank / perf / off; perf at $(tot $s shadow_perf_pulls)"
