@@ -95,9 +95,7 @@ __noinline bool asym_dst_due(s32 dst, s32 cpu, u64 now)
 	struct lb_ctx *lb = lookup_lb(dst, now);
 	u32 lvl = lb_level(dst, cpu);
 
-	if (!lb || lvl >= LB_LEVELS || !lb->in_idle || now - lb->idle_stamp < tick_ns)
-		return false;
-	return now - lb->sd[lvl].last_balance >= sd_interval_ns(&lb->sd[lvl], false);
+	return lb && lb->in_idle && now - lb->idle_stamp >= tick_ns && sd_balance_due(lb, lvl, false, now);
 }
 
 /*
@@ -162,12 +160,8 @@ static bool asym_pull(struct task_struct *p, s32 cpu, const struct cpumask *idle
 	if (best < 0 || !tctx)
 		return false;
 	/* The idle balancer has balanced @best's domain (sd->last_balance). */
-	if ((lb = lookup_lb(best, now))) {
-		u32 lvl = lb_level(best, cpu);
-
-		if (lvl < LB_LEVELS)
-			lb->sd[lvl].last_balance = now;
-	}
+	if ((lb = lookup_lb(best, now)))
+		sd_balanced(lb, lb_level(best, cpu), now);
 	tctx->asym_dst = best;
 	p->scx.slice = 0;
 	stat_inc(WP_ST_ASYM_PULLS);

@@ -190,8 +190,7 @@ static bool balance(s32 cpu)
 		return balance_at(cpu, lb, ilb - 1, false, now);
 	}
 	bpf_for(l, 0, LB_LEVELS) {
-		if (!sd_degenerate(cpu, l) && now - lb->sd[l].last_balance >= sd_interval_ns(&lb->sd[l], true) &&
-		    balance_at(cpu, lb, l, true, now))
+		if (!sd_degenerate(cpu, l) && sd_balance_due(lb, l, true, now) && balance_at(cpu, lb, l, true, now))
 			return true;
 	}
 	return false;
@@ -220,9 +219,9 @@ static void kick_idle_puller(s32 cpu, const struct cpumask *idle)
 
 		if (lvl >= LB_LEVELS || other == cpu || !cpu_idle_now(other, idle) || !(lb = lookup_lb(other, now)))
 			continue;
-		if (now - lb->sd[lvl].last_balance < sd_interval_ns(&lb->sd[lvl], false))
+		if (!sd_balance_due(lb, lvl, false, now))
 			continue;
-		lb->sd[lvl].last_balance = now;
+		sd_balanced(lb, lvl, now);
 		pr = asym_prio(other);
 		if (best < 0 || lvl < best_lvl || (lvl == best_lvl && asym_active() && pr > best_prio)) {
 			best = other;

@@ -98,6 +98,25 @@ static __always_inline u64 sd_interval_ns(struct lb_sd *sd, bool busy)
 }
 
 /*
+ * sched_balance_domains(), 7.3 l.14294: level @lvl of @lb's CPU is due for
+ * a balance once its interval has passed since the last ("if
+ * (time_after_eq(jiffies, sd->last_balance + interval))"); @busy: the
+ * CPU is not idle (the longer interval). The one test of the periodic,
+ * the idle balancer's and the asym packing passes.
+ */
+static __always_inline bool sd_balance_due(struct lb_ctx *lb, u32 lvl, bool busy, u64 now)
+{
+	return lvl < LB_LEVELS && now - lb->sd[lvl].last_balance >= sd_interval_ns(&lb->sd[lvl], busy);
+}
+
+/* That level has been balanced at @now ("sd->last_balance = jiffies"). */
+static __always_inline void sd_balanced(struct lb_ctx *lb, u32 lvl, u64 now)
+{
+	if (lvl < LB_LEVELS)
+		lb->sd[lvl].last_balance = now;
+}
+
+/*
  * update_newidle_stats(), 7.3 l.14188 (NI_RANDOM's success ratio, with
  * NI_RATE: "ratio = delta >> 22;" then "ratio += sd->newidle_success;").
  */
