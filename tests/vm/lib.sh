@@ -97,14 +97,15 @@ measure() {
 	return $rc
 }
 
-# pin_to_last_core: keep this test's own processes (loader, stats clients,
-# tracers) on the last core, so that they do not take the idle cores a
-# workload needs; sets NCPU, and ALL_CPUS for `taskset -c` to give a
-# workload every CPU back (nproc would count only the pinned ones).
+# pin_to_last_core [N]: keep this test's own processes (loader, stats
+# clients, tracers) on the last core (the last N CPUs, 2 by default), so
+# that they do not take the idle cores a workload needs; sets NCPU, and
+# ALL_CPUS for `taskset -c` to give a workload every CPU back (nproc would
+# count only the pinned ones).
 pin_to_last_core() {
 	NCPU=$(nproc --all)
 	ALL_CPUS=0-$((NCPU - 1))
-	taskset -p -c $((NCPU - 2))-$((NCPU - 1)) $$ >/dev/null || fail "cannot pin the test's shell"
+	taskset -p -c $((NCPU - ${1:-2}))-$((NCPU - 1)) $$ >/dev/null || fail "cannot pin the test's shell"
 }
 
 # field NAME FIELD: a total recorded by measure.
