@@ -175,6 +175,25 @@ s32 BPF_STRUCT_OPS(wakeplace_init_task, struct task_struct *p, struct scx_init_t
 	tctx->cs_core = -1;
 	tctx->recent_used_cpu = -1;
 	tctx->lag = 0;
+	/*
+	 * A child starts with its parent's record_wakee() state (select.bpf.c):
+	 * fair.c resets none of last_wakee, wakee_flips, wakee_flip_decay_ts
+	 * on fork (7.3 core.c __sched_fork()), so dup_task_struct()'s copy
+	 * stands, and wake_wide() sees a waker's children as wide as it is.
+	 * Its recent_used_cpu is the CPU it was forked on (wake_up_new_task():
+	 * "p->recent_used_cpu = task_cpu(p)", sched_fork() having set that to
+	 * smp_processor_id()). ops.init_task() runs in the parent for a fork.
+	 */
+	if (args->fork) {
+		struct task_ctx *parent = lookup_task_ctx(bpf_get_current_task_btf());
+
+		tctx->recent_used_cpu = bpf_get_smp_processor_id();
+		if (parent) {
+			tctx->last_wakee = parent->last_wakee;
+			tctx->wakee_flips = parent->wakee_flips;
+			tctx->wakee_flip_decay_ts = parent->wakee_flip_decay_ts;
+		}
+	}
 	task_load_init(tctx, task_weight(p), bpf_ktime_get_ns());
 	return 0;
 }
