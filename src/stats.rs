@@ -264,9 +264,7 @@ pub struct Metrics {
     pub asym_pulls: u64,
     #[stat(desc = "asym: ... and requeued there (the destination still free)")]
     pub asym_moved: u64,
-    #[stat(
-        desc = "preempt: wakees that should preempt the running task (eligible, earlier deadline)"
-    )]
+    #[stat(desc = "preempt: wakeups on which fair.c would reschedule the running task")]
     pub preempt_wanted: u64,
     #[stat(desc = "preempt: ... preempted at once")]
     pub preempt_at_once: u64,

@@ -64,7 +64,7 @@ void BPF_STRUCT_OPS(wakeplace_running, struct task_struct *p)
 	}
 	cctx->curr_pid = p->pid;
 	cctx->held_since = 0;
-	cctx->curr_deadline = tctx->deadline;
+	parity_running(p, tctx, cctx, now);
 	cctx->curr_cookie = task_cookie(p);
 	cctx->curr_last_wakee = tctx->last_wakee;
 	cs_place(p, tctx, cpu, false);
@@ -137,7 +137,9 @@ void BPF_STRUCT_OPS(wakeplace_stopping, struct task_struct *p, bool runnable)
 			tctx->cs_deadline =
 				tctx->cs_vruntime + scale_by_weight(slice_ns, task_weight(p));
 	}
-	/* update_deadline(): a task that used its request gets a new one. */
+	/* Renewed while it ran (parity.bpf.c), then update_deadline() for the rest of the run. */
+	if (cctx->curr_pid == p->pid)
+		tctx->deadline = cctx->curr_deadline;
 	if ((s64)(tctx->vruntime - tctx->deadline) >= 0)
 		tctx->deadline = tctx->vruntime + scale_by_weight(slice_ns, task_weight(p));
 	cctx->curr_pid = 0;

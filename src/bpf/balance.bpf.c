@@ -303,6 +303,7 @@ void BPF_STRUCT_OPS(wakeplace_tick, struct task_struct *p)
 	if ((lb = lookup_lb(cpu, bpf_ktime_get_ns())) && p->se.exec_start)
 		lb->clock_off = bpf_ktime_get_ns() - p->se.exec_start;
 
+	parity_tick(p, cpu, cctx);
 	/*
 	 * A lazy preemption still pending takes effect at the tick, as
 	 * sched_tick() upgrades TIF_NEED_RESCHED_LAZY to a full resched: an

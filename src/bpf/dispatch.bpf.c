@@ -6,18 +6,13 @@
 /*
  * prev's vruntime now (stopping() has not run yet: its current run is
  * accounted here) and its deadline, renewed if its request is used up
- * (update_deadline()).
+ * (update_curr(): update_deadline()).
  */
-static void prev_request(struct task_struct *prev, struct task_ctx *ptctx, u64 *vr, u64 *dl)
+static void prev_request(struct cpu_ctx *cctx, u64 *vr, u64 *dl)
 {
-	u64 now = bpf_ktime_get_ns();
-
-	*vr = ptctx->vruntime;
-	*dl = ptctx->deadline;
-	if (now > ptctx->exec_start)
-		*vr += scale_by_weight(now - ptctx->exec_start, task_weight(prev));
-	if ((s64)(*vr - *dl) >= 0)
-		*dl = *vr + scale_by_weight(slice_ns, task_weight(prev));
+	*vr = curr_vruntime(cctx, bpf_ktime_get_ns());
+	curr_update_deadline(cctx, *vr);
+	*dl = cctx->curr_deadline;
 }
 
 /*
@@ -124,7 +119,6 @@ void BPF_STRUCT_OPS(wakeplace_dispatch, s32 cpu, struct task_struct *prev)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 	struct task_ctx *ptctx = NULL;
-	struct task_struct *head;
 	bool prev_queued = prev && (prev->scx.flags & SCX_TASK_QUEUED), pull;
 
 	if (!cctx)
@@ -159,37 +153,43 @@ void BPF_STRUCT_OPS(wakeplace_dispatch, s32 cpu, struct task_struct *prev)
 	if (prev_queued)
 		ptctx = lookup_task_ctx(prev);
 	pull = ptctx && ptctx->asym_dst >= 0;
+	/*
+	 * prev has run since before this scheduler was loaded (no running()
+	 * for it): take it as the running task from here. Without this the
+	 * keep path below was skipped for it, and on a CPU that a hotplug
+	 * restart left without a queue, dispatch reached that queue.
+	 */
+	if (ptctx && cctx->curr_pid != prev->pid) {
+		if (!ptctx->exec_start)
+			ptctx->exec_start = bpf_ktime_get_ns();
+		cctx->curr_pid = prev->pid;
+		parity_running(prev, ptctx, cctx, ptctx->exec_start);
+	}
 
 	/*
-	 * prev's slice ran out but it is still runnable: keep it if it is still
-	 * the earliest eligible deadline here, as pick_eevdf() would.
+	 * prev's slice ran out, or a preemption or the tick rescheduled it,
+	 * but it is still runnable: keep it if pick_eevdf() would
+	 * (curr_still_picked(), parity.bpf.c). Its slice lasts to its
+	 * deadline, or to the end of its protection if that comes first.
 	 */
-	if (ptctx && !pull) {
-		struct task_ctx *htctx = NULL;
+	if (ptctx && !pull && cctx->curr_pid == prev->pid) {
 		u64 vr, dl;
 
-		prev_request(prev, ptctx, &vr, &dl);
-		if ((s64)(cctx->vtime - vr) < 0)
-			goto pick;
-
-		head = NULL;
-		bpf_for_each(scx_dsq, head, cpu_dsq(cpu), 0) {
-			htctx = lookup_task_ctx(head);
-			break;
-		}
-		if (!htctx || (s64)(dl - htctx->deadline) <= 0) {
+		prev_request(cctx, &vr, &dl);
+		if (curr_still_picked(cpu, cctx, vr, dl)) {
+			if (curr_protected(cctx, vr) && (s64)(cctx->curr_vprot - dl) < 0)
+				dl = cctx->curr_vprot;
 			prev->scx.slice = request_left_ns(vr, dl, task_weight(prev));
 			stat_inc(WP_ST_DISPATCH_KEEP);
 			return;
 		}
 	}
-pick:
 
 	if (balance(cpu)) {
 		stat_inc(WP_ST_DISPATCH_STOLEN);
 		return;
 	}
-	if (scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) && dispatch_own(cpu, cctx)) {
+	if (scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) > 0 && dispatch_own(cpu, cctx)) {
 		stat_inc(WP_ST_DISPATCH_LOCAL);
 		return;
 	}
@@ -207,10 +207,10 @@ pick:
 	 * a wakeup preemption waited up to 20 ms where fair.c waits until
 	 * prev's deadline passes (request_left_ns()).
 	 */
-	if (ptctx && !pull) {
+	if (ptctx && !pull && cctx->curr_pid == prev->pid) {
 		u64 vr, dl;
 
-		prev_request(prev, ptctx, &vr, &dl);
+		prev_request(cctx, &vr, &dl);
 		prev->scx.slice = request_left_ns(vr, dl, task_weight(prev));
 	}
 }

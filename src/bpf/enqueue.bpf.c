@@ -109,13 +109,13 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	/*
-	 * Wakeup preemption, check_preempt_wakeup_fair(): the wakee is eligible
-	 * and has an earlier deadline than the running task, so pick_eevdf()
-	 * would choose it. The preempt family decides when that takes effect.
+	 * Wakeup preemption: whether fair.c would reschedule the running task
+	 * for this wakeup (parity.bpf.c). The preempt family decides when
+	 * that takes effect.
 	 */
 	cctx = lookup_cpu_ctx(cpu);
 	if (!wakeup || !cctx || !cctx->curr_pid || cctx->curr_pid == p->pid ||
-	    (s64)(tctx->deadline - cctx->curr_deadline) >= 0 || task_lag(tctx, cpu, bpf_ktime_get_ns()) < 0)
+	    !wakeup_preempt_fair(p, tctx, cpu, cctx, bpf_ktime_get_ns()))
 		return;
 	stat_inc(WP_ST_PREEMPT_WANTED);
 	/* Shadow: the wanted preemptions preempt=pinned takes at once (full: all; lazy: none). */

@@ -68,7 +68,7 @@ enum wp_stat_idx {
 	WP_ST_ASYM_PULLS,	/* running task to move to a higher-priority idle CPU (asym packing) */
 	WP_ST_ASYM_MOVED,	/* ... and requeued there */
 	/* preempt family */
-	WP_ST_PREEMPT_WANTED,	/* wakee eligible with an earlier deadline than the running task */
+	WP_ST_PREEMPT_WANTED,	/* wakeups on which fair.c would reschedule the running task (parity.bpf.c) */
 	WP_ST_PREEMPT_AT_ONCE,	/* ... and the running task was preempted at once */
 	WP_ST_PREEMPT_AT_TICK,	/* ... and preemption was left to, and taken at, the running task's next tick */
 	WP_ST_PREEMPT_AT_USER,	/* ... lazy preemption acted on at a return to user mode */

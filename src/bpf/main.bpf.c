@@ -42,6 +42,7 @@ char _license[] SEC("license") = "GPL";
 #include "shadow.bpf.c"
 #include "delayed.bpf.c"
 #include "asym.bpf.c"
+#include "parity.bpf.c"
 #include "preempt.bpf.c"
 #include "enqueue.bpf.c"
 #include "balance.bpf.c"

@@ -96,7 +96,13 @@ struct cpu_ctx {
 	u64 vtime;		/* V: weighted average of the vruntimes queued here (vtime.bpf.c) */
 	u64 vtime_ts;		/* when V was last advanced */
 	s64 sum_w;		/* weight queued here (updated atomically, also remotely) */
-	u64 curr_deadline;	/* deadline of the running task */
+	/* The running task, as parity.bpf.c decides on it (update_curr() without the write): */
+	u64 curr_deadline;	/* its deadline, renewed while it runs; stopping() takes it back */
+	u64 curr_vruntime;	/* its vruntime when it started this run */
+	u64 curr_exec_start;	/* when it started this run */
+	u64 curr_vprot;		/* RUN_TO_PARITY: protected from wakeup preemption below this vruntime */
+	u32 curr_weight;
+	bool curr_idle;		/* SCHED_IDLE (se_is_idle()) */
 	u32 curr_pid;		/* running task, 0 when idle */
 	u32 lazy_pending;	/* lazy preemptions wanted here and not acted on yet (preempt_lazy()) */
 	u64 curr_cookie;	/* core-scheduling cookie of the running task */

@@ -247,7 +247,7 @@ const SHADOW_ROWS: &[(&str, &str, Option<&str>)] = &[
     ),
     (
         "preempt_wanted",
-        "wakeup preemptions wanted (wakee eligible, earlier deadline)",
+        "wakeup preemptions wanted (fair.c would reschedule)",
         None,
     ),
     (
