@@ -103,7 +103,7 @@ static bool steal_held(s32 cpu)
 		if (other == cpu || !stranded(other, now))
 			continue;
 		bpf_for_each(scx_dsq, p, cpu_dsq(other), 0) {
-			if (++scanned > 8)
+			if (++scanned > QUEUE_SCAN_DEPTH)
 				break;
 			if (!core_admits(p, cpu) || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 				continue;

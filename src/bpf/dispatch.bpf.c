@@ -60,7 +60,7 @@ static bool dispatch_own(s32 cpu, struct cpu_ctx *cctx)
 	bpf_for_each(scx_dsq, p, cpu_dsq(cpu), 0) {
 		struct task_ctx *tctx = lookup_task_ctx(p);
 
-		if (++scanned > 8)
+		if (++scanned > QUEUE_SCAN_DEPTH)
 			break;
 		if (!tctx || (s64)(cctx->vtime - tctx->vruntime) < 0)
 			continue;

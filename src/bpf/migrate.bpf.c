@@ -71,7 +71,7 @@ static bool pull_from(s32 dst, s32 src, u32 lvl, u32 failed, u64 now)
 	int scanned = 0;
 
 	bpf_for_each(scx_dsq, p, cpu_dsq(src), 0) {
-		if (++scanned > 8)
+		if (++scanned > QUEUE_SCAN_DEPTH)
 			break;
 		if (!can_migrate(p, dst, lvl, failed, now))
 			continue;

@@ -99,7 +99,7 @@ static bool first_eligible_queued(s32 cpu, struct cpu_ctx *cctx, u64 *dl)
 	bpf_for_each(scx_dsq, q, cpu_dsq(cpu), 0) {
 		struct task_ctx *qctx = lookup_task_ctx(q);
 
-		if (++scanned > 8)
+		if (++scanned > QUEUE_SCAN_DEPTH)
 			break;
 		if (qctx && (s64)(cctx->vtime - qctx->vruntime) >= 0) {
 			*dl = qctx->deadline;

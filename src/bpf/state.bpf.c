@@ -18,6 +18,12 @@ const volatile u64 tick_ns = 1000000;
 #define WATCHDOG_TIMEOUT_MS 10000
 #define STARVE_NS (WATCHDOG_TIMEOUT_MS * 1000000ULL / 4)
 #define STARVE_SCAN_NS (50 * 1000000ULL)
+/*
+ * How far down a CPU's queue a pick, a pull or the preemption check looks
+ * for a task it may take: the verifier's bound on each scan, and the same
+ * for all of them so that they agree on what is queued there.
+ */
+#define QUEUE_SCAN_DEPTH 8
 const volatile u32 nr_cpus = 1;
 const volatile u32 cpu_llc[WP_MAX_CPUS];
 const volatile u32 cpu_core[WP_MAX_CPUS];
