@@ -62,7 +62,7 @@ static bool dispatch_own(s32 cpu, struct cpu_ctx *cctx)
 
 		if (++scanned > QUEUE_SCAN_DEPTH)
 			break;
-		if (!tctx || (s64)(cctx->vtime - tctx->vruntime) < 0)
+		if (!tctx || !vruntime_eligible(cctx, tctx->vruntime))
 			continue;
 		/*
 		 * The kernel ejects a scheduler that moves a task to a CPU it

@@ -53,8 +53,7 @@ static bool can_migrate(struct task_struct *p, s32 dst, u32 lvl, u32 failed, u64
 	if (tctx->rq_cpu >= 0)
 		src = lookup_cpu_ctx(tctx->rq_cpu);
 	/* task_is_ineligible_on_dst_cpu(): dst has work queued and p is not eligible where it is */
-	if (!failed && src && scx_bpf_dsq_nr_queued(cpu_dsq(dst)) &&
-	    (s64)(src->vtime - tctx->vruntime) < 0)
+	if (!failed && src && scx_bpf_dsq_nr_queued(cpu_dsq(dst)) && !vruntime_eligible(src, tctx->vruntime))
 		return false;
 	return !task_hot(p, tctx, dst, lvl, now) || failed > (lvl == LB_SMT ? 0 : 1);
 }

@@ -101,7 +101,7 @@ static bool first_eligible_queued(s32 cpu, struct cpu_ctx *cctx, u64 *dl)
 
 		if (++scanned > QUEUE_SCAN_DEPTH)
 			break;
-		if (qctx && (s64)(cctx->vtime - qctx->vruntime) >= 0) {
+		if (qctx && vruntime_eligible(cctx, qctx->vruntime)) {
 			*dl = qctx->deadline;
 			return true;
 		}
@@ -119,7 +119,7 @@ static bool curr_still_picked(s32 cpu, struct cpu_ctx *cctx, u64 vr, u64 dl)
 {
 	u64 qdl;
 
-	if ((s64)(cctx->vtime - vr) < 0)
+	if (!vruntime_eligible(cctx, vr))
 		return false;
 	if (curr_protected(cctx, vr))
 		return true;

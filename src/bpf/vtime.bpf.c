@@ -111,6 +111,12 @@ static void remove_weight(struct task_ctx *tctx, u64 now)
 						 rest));
 }
 
+/* entity_eligible(): @vruntime at or below @cctx's V as last advanced (lag >= 0). */
+static __always_inline bool vruntime_eligible(struct cpu_ctx *cctx, u64 vruntime)
+{
+	return (s64)(cctx->vtime - vruntime) >= 0;
+}
+
 /* Current lag of @tctx against the V of @cpu, advanced to @now. */
 static s64 task_lag(struct task_ctx *tctx, s32 cpu, u64 now)
 {
