@@ -99,10 +99,14 @@ mine() {
 # The program. Its last probe answers the marker wpm-ready: bpftrace says
 # "Attaching" before it attaches, which takes minutes under TCG, and
 # attaches in program order. 7.x's sched_migrate_task has no comm: migrations are those of
-# tasks seen waking. Preempted tasks are reported with prev_state
-# TASK_REPORT_MAX (0x100, include/trace/events/sched.h); the target_cpu of
-# sched_waking is the wakee's prev CPU, that of sched_wakeup where it was
-# placed. CPUs n and n^1 are SMT siblings.
+# tasks seen waking. A task preempted is one switched out still runnable:
+# prev_state TASK_REPORT_MAX (0x100, "R+": __schedule(SM_PREEMPT), at an
+# interrupt's exit to the kernel) or 0 ("R": schedule() at a return to
+# user mode, where PREEMPT_LAZY and a tick in user mode preempt). R+ alone
+# saw the emulation's lazy preemption (a kick, whose IPI preempts at the
+# interrupt's exit) and not the kernel's (the flag, acted on by schedule()).
+# The target_cpu of sched_waking is the wakee's prev CPU, that of
+# sched_wakeup where it was placed. CPUs n and n^1 are SMT siblings.
 # Wake-to-run starts at sched_waking, in try_to_wake_up() on the waker's CPU
 # on both sides. sched_wakeup is not where both start: fair.c queues a
 # wakeup for an idle CPU on that CPU's wake list (ttwu_queue_wakelist()) and
@@ -125,7 +129,7 @@ program() {
 }
 tracepoint:sched:sched_switch {
 	@curr[(int64)cpu] = args->next_pid;
-	\$pre = args->prev_state & 0x100;
+	\$pre = args->prev_pid != 0 && (args->prev_state == 0 || (args->prev_state & 0x100));
 	if (\$pre && $(mine 'args->prev_comm')) { @preempted[@cur] = count(); }
 	if (@wts[args->next_pid]) {
 		\$d = (nsecs - @wts[args->next_pid]) / 1000;
