@@ -127,6 +127,27 @@ static bool curr_still_picked(s32 cpu, struct cpu_ctx *cctx, u64 vr, u64 dl)
 }
 
 /*
+ * pick_eevdf(cfs_rq, protect=true) just after the eligible wakee @tctx
+ * joined the queue: whether the wakee is the pick. It is the first
+ * eligible task of the tree unless a queued one has a deadline no later
+ * than its own (an equal key goes right of the queued one); the running
+ * task is kept if eligible and protected, or eligible with a strictly
+ * earlier deadline ("if (!best || (curr && entity_before(curr, best)))
+ * best = curr;"). One scan of the queue.
+ */
+static bool wakee_picked(struct task_ctx *tctx, s32 cpu, struct cpu_ctx *cctx, u64 vr)
+{
+	bool curr_eligible = vruntime_eligible(cctx, vr);
+	u64 qdl;
+
+	if (curr_eligible && curr_protected(cctx, vr))
+		return false;
+	if (first_eligible_queued(cpu, cctx, &qdl) && (s64)(tctx->deadline - qdl) >= 0)
+		return false;
+	return !curr_eligible || (s64)(cctx->curr_deadline - tctx->deadline) >= 0;
+}
+
+/*
  * wakeup_preempt_fair() for wakee @p queued on @cpu, whose running task is
  * described by @cctx: whether the CPU is to reschedule (when, the preempt
  * family decides). 7.3, fair.c 10160-10274, with every slice equal and
@@ -154,7 +175,7 @@ static bool wakeup_preempt_fair(struct task_struct *p, struct task_ctx *tctx, s3
 				struct cpu_ctx *cctx, u64 now)
 {
 	bool pse_idle = p->policy == SCHED_IDLE, resched;
-	u64 vr = curr_vruntime(cctx, now), qdl, lim;
+	u64 vr = curr_vruntime(cctx, now), lim;
 	s64 lag;
 
 	if (cctx->curr_idle && !pse_idle)
@@ -167,10 +188,7 @@ static bool wakeup_preempt_fair(struct task_struct *p, struct task_ctx *tctx, s3
 	if (cctx->curr_idle != pse_idle || !normal_policy(p))
 		goto update;
 	/* pick_next_entity(): the wakee must be the pick. */
-	if (lag < 0 || curr_still_picked(cpu, cctx, vr, cctx->curr_deadline))
-		goto update;
-	/* Against the queued tasks: on an equal deadline the queued one is first. */
-	if (first_eligible_queued(cpu, cctx, &qdl) && (s64)(tctx->deadline - qdl) >= 0)
+	if (lag < 0 || !wakee_picked(tctx, cpu, cctx, vr))
 		goto update;
 preempt:
 	/* cancel_protect_slice() */
