@@ -164,6 +164,27 @@ void BPF_STRUCT_OPS(wakeplace_quiescent, struct task_struct *p, u64 deq_flags)
 	remove_weight(tctx, bpf_ktime_get_ns());
 }
 
+/*
+ * A task that was fair's until now (present at the load, or switched to
+ * SCHED_EXT) starts with what fair.c recorded for it: record_wakee() and
+ * select_idle_sibling() stop writing p->wakee_flips, ->last_wakee,
+ * ->wakee_flip_decay_ts (jiffies) and ->recent_used_cpu once it is not a
+ * fair task, so these are the values fair.c left. Started at zero, a waker
+ * that switches among many wakees looked narrow to wake_wide() until it
+ * had switched as often again here.
+ */
+static void seed_from_fair(struct task_struct *p, struct task_ctx *tctx)
+{
+	u64 now = bpf_ktime_get_ns(), ago;
+	s32 recent = p->recent_used_cpu;
+
+	ago = (bpf_jiffies64() - p->wakee_flip_decay_ts) * tick_ns;
+	tctx->wakee_flips = p->wakee_flips;
+	tctx->wakee_flip_decay_ts = now > ago ? now - ago : 0;
+	tctx->last_wakee = BPF_CORE_READ(p, last_wakee, pid);
+	tctx->recent_used_cpu = recent >= 0 && recent < nr_cpus ? recent : -1;
+}
+
 s32 BPF_STRUCT_OPS(wakeplace_init_task, struct task_struct *p, struct scx_init_task_args *args)
 {
 	struct task_ctx *tctx;
@@ -195,6 +216,8 @@ s32 BPF_STRUCT_OPS(wakeplace_init_task, struct task_struct *p, struct scx_init_t
 			tctx->wakee_flips = parent->wakee_flips;
 			tctx->wakee_flip_decay_ts = parent->wakee_flip_decay_ts;
 		}
+	} else {
+		seed_from_fair(p, tctx);
 	}
 	task_load_init(tctx, task_weight(p), bpf_ktime_get_ns());
 	return 0;
