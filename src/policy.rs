@@ -156,7 +156,7 @@ pub const FAMILIES: &[Family] = &[
                      6.12 and 7.3",
                 ),
                 differs: "affine domain = the LLC; wake_affine_weight() on emulated PELT loads \
-                          (continuous decay, no task groups); no SIS_UTIL scan limit or per-CPU kthread rule; last_wakee, wakee_flips, recent_used_cpu and the \
+                          (continuous decay, no task groups); SIS_UTIL's budget from each CPU's run time, no util_est; no per-CPU kthread rule; last_wakee, wakee_flips, recent_used_cpu and the \
                           has_idle_cores hint are the scheduler's own, kept as fair.c keeps them",
                 bpf: i::wp_sync_variant_WP_SYNC_SIS,
             },

@@ -192,6 +192,10 @@ pub struct Metrics {
     pub sel_idle_cpu: u64,
     #[stat(desc = "CPU selection: nothing idle, queued on the target")]
     pub sel_busy: u64,
+    #[stat(
+        desc = "CPU selection: ... of which the SIS_UTIL budget ended or forbade the idle scan"
+    )]
+    pub sel_scan_cut: u64,
     #[stat(desc = "Tasks that blocked while ineligible (negative lag)")]
     pub ineligible_blocks: u64,
     #[stat(desc = "delayed: wakeups of a task still ineligible on its busy old CPU (any variant)")]
@@ -382,6 +386,7 @@ impl Metrics {
             sel_idle_core: d(i::wp_stat_idx_WP_ST_SEL_IDLE_CORE),
             sel_idle_cpu: d(i::wp_stat_idx_WP_ST_SEL_IDLE_CPU),
             sel_busy: d(i::wp_stat_idx_WP_ST_SEL_BUSY),
+            sel_scan_cut: d(i::wp_stat_idx_WP_ST_SEL_SCAN_CUT),
             ineligible_blocks: d(i::wp_stat_idx_WP_ST_INELIGIBLE_BLOCKS),
             delayed_wakeups: d(i::wp_stat_idx_WP_ST_DELAYED_WAKEUPS),
             delayed_stayed: d(i::wp_stat_idx_WP_ST_DELAYED_STAYED),
@@ -448,7 +453,7 @@ impl Metrics {
         writeln!(
             w,
             "[wakeplace] wake {:>6} idle-wait {:>4} stall {:>4} | lat p50 {:>7.1} p99 {:>8.1} max {:>8.1} us \
-             | migr {:>5} disp l/s/k {}/{}/{} | kick i/p/b {}/{}/{} | held moved/rescued {}/{} starved {} idle-rescue {} | sel p/r/t/c/s/b {}/{}/{}/{}/{}/{}",
+             | migr {:>5} disp l/s/k {}/{}/{} | kick i/p/b {}/{}/{} | held moved/rescued {}/{} starved {} idle-rescue {} | sel p/r/t/c/s/b/cut {}/{}/{}/{}/{}/{}/{}",
             self.wakeups,
             self.waited_while_idle,
             self.stalls,
@@ -472,6 +477,7 @@ impl Metrics {
             self.sel_idle_core,
             self.sel_idle_cpu,
             self.sel_busy,
+            self.sel_scan_cut,
         )?;
         writeln!(
             w,

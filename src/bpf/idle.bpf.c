@@ -163,15 +163,28 @@ static s32 scan_idle_core(struct task_struct *p, s32 target, s32 sync_cpu, s32 *
 	return found;
 }
 
-/* select_idle_cpu() without an idle core: the first idle CPU after target. */
-static s32 scan_idle_cpu(struct task_struct *p, s32 target, bool dry)
+/*
+ * select_idle_cpu() without an idle core: the first idle CPU after target,
+ * of at most @nr - 1 allowed CPUs looked at ("if (--nr <= 0) return -1;",
+ * the SIS_UTIL budget; SCAN_CUT when that ended the scan).
+ */
+#define SCAN_CUT -2
+static s32 scan_idle_cpu(struct task_struct *p, s32 target, u32 nr, bool dry)
 {
+	u32 *left = idle_scan_left_ptr();
 	s32 i;
 
+	if (!left)
+		return -1;
+	*left = nr;
 	bpf_for(i, 0, nr_cpus) {
 		s32 cpu = (target + 1 + i) % nr_cpus;
 
-		if (same_llc(cpu, target) && !cpu_busy(cpu) && claim_idle(p, cpu, dry))
+		if (!same_llc(cpu, target) || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			continue;
+		if (--*left == 0)
+			return SCAN_CUT;
+		if (!cpu_busy(cpu) && claim_idle(p, cpu, dry))
 			return cpu;
 	}
 	return -1;

@@ -35,6 +35,7 @@ char _license[] SEC("license") = "GPL";
 #include "core_vtime.bpf.c"
 #include "coresched.bpf.c"
 #include "domain.bpf.c"
+#include "sis_util.bpf.c"
 #include "migrate.bpf.c"
 #include "idle.bpf.c"
 #include "sync.bpf.c"

@@ -140,6 +140,8 @@ static bool balance_at(s32 cpu, struct lb_ctx *lb, u32 lvl, bool busy, u64 now)
 	sd = &lb->sd[lvl];
 	r = balance_level(cpu, lvl, busy, sd->nr_balance_failed, now);
 	sd_balanced(lb, lvl, now);
+	if (lvl == LB_LLC)
+		update_idle_scan(cpu, now);
 	if (r >= 0)
 		sd->balance_interval = sd_weight(cpu, lvl);
 	else if (sd->balance_interval < 2 * sd_weight(cpu, lvl))

@@ -7,8 +7,7 @@
  * in sync.bpf.c, at the points its patches change.
  *
  * Not emulated (fidelity issue): affine domains beyond the LLC,
- * the SIS_UTIL scan limit, select_idle_capacity(), the per-CPU kthread
- * stacking rule.
+ * select_idle_capacity(), the per-CPU kthread stacking rule.
  */
 
 #define WAKEE_FLIP_DECAY_NS 1000000000ULL /* HZ jiffies */
@@ -86,6 +85,7 @@ static s32 select_idle_sibling(struct task_struct *p, struct task_ctx *tctx, s32
 			       s32 sync_cpu, u32 how)
 {
 	s32 target = sync_cpu >= 0 ? sync_cpu : prev, recent, cpu, fallback;
+	u32 nr;
 	bool has_idle_core = false, dry = how & SEL_DRY;
 	u32 v = how & SEL_VARIANT;
 
@@ -132,6 +132,12 @@ static s32 select_idle_sibling(struct task_struct *p, struct task_ctx *tctx, s32
 			}
 		}
 	}
+	/* select_idle_cpu(), its SIS_UTIL budget first (sis_util.bpf.c). */
+	nr = idle_scan_budget(target);
+	if (nr <= 1) {
+		sel_stat(WP_ST_SEL_SCAN_CUT, dry);
+		goto busy;
+	}
 	if (has_idle_core) {
 		cpu = scan_idle_core(p, target, sync_idle_core_candidate(sync_cpu, v), &fallback,
 				     dry);
@@ -144,11 +150,14 @@ static s32 select_idle_sibling(struct task_struct *p, struct task_ctx *tctx, s32
 			return fallback;
 		}
 	}
-	cpu = scan_idle_cpu(p, target, dry);
+	cpu = scan_idle_cpu(p, target, nr, dry);
 	if (cpu >= 0) {
 		sel_stat(smt_enabled ? WP_ST_SEL_IDLE_CPU : WP_ST_SEL_IDLE_CORE, dry);
 		return cpu;
 	}
+	if (cpu == SCAN_CUT)
+		sel_stat(WP_ST_SEL_SCAN_CUT, dry);
+busy:
 	sel_stat(WP_ST_SEL_BUSY, dry);
 	return bpf_cpumask_test_cpu(target, p->cpus_ptr) ? target : prev;
 }

@@ -118,6 +118,8 @@ struct cpu_ctx {
 	u64 starve_scan_ts;	/* last scan for starved tasks (run_starved()) */
 	u64 load_avg;		/* PELT load of the tasks attached here, as of load_ts (pelt.bpf.c) */
 	u64 load_ts;
+	u64 util_avg;		/* PELT util_avg of the time tasks ran here, as of util_ts (sis_util.bpf.c) */
+	u64 util_ts;
 } __attribute__((aligned(64)));
 
 struct {
