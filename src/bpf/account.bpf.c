@@ -65,6 +65,7 @@ void BPF_STRUCT_OPS(wakeplace_running, struct task_struct *p)
 	cpu_util_update(cctx, now);
 	cctx->curr_pid = p->pid;
 	cctx->held_since = 0;
+	note_pick(cctx, now);
 	parity_running(p, tctx, cctx, now);
 	cctx->curr_cookie = task_cookie(p);
 	cctx->curr_last_wakee = tctx->last_wakee;
@@ -159,8 +160,10 @@ void BPF_STRUCT_OPS(wakeplace_quiescent, struct task_struct *p, u64 deq_flags)
 
 		/* DELAY_DEQUEUE's case: the task sleeps while it is owed nothing. */
 		tctx->blocked_ineligible = (deq_flags & SCX_DEQ_SLEEP) && lag < 0;
-		if (tctx->blocked_ineligible)
+		if (tctx->blocked_ineligible) {
+			tctx->block_ts = bpf_ktime_get_ns();
 			stat_inc(WP_ST_INELIGIBLE_BLOCKS);
+		}
 		tctx->lag = clamp_lag(lag, task_weight(p));
 	}
 	remove_weight(tctx, bpf_ktime_get_ns());

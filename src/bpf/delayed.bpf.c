@@ -24,9 +24,8 @@
 /*
  * DELAY_DEQUEUE's case (7.3: __dequeue_task(), 6.12: dequeue_entity():
  * blocked while !entity_eligible): the task is still queued on its old CPU
- * if that CPU's V has not reached its vruntime yet. A delayed task only
- * stays queued while its CPU runs something else: on an otherwise idle CPU
- * fair.c picks and dequeues it.
+ * until a pick there chooses it (delay_end.bpf.c), whether or not it has
+ * become eligible since.
  */
 static bool still_delayed(struct task_struct *p, struct task_ctx *tctx, s32 prev_cpu)
 {
@@ -35,9 +34,9 @@ static bool still_delayed(struct task_struct *p, struct task_ctx *tctx, s32 prev
 	if (!tctx->blocked_ineligible || tctx->last_cpu != prev_cpu)
 		return false;
 	cctx = lookup_cpu_ctx(prev_cpu);
-	if (!cctx || !cctx->curr_pid || cctx->curr_pid == p->pid)
+	if (!cctx || cctx->curr_pid == p->pid)
 		return false;
-	return task_lag(tctx, prev_cpu, bpf_ktime_get_ns()) < 0;
+	return !delay_ended(tctx, cctx);
 }
 
 /*
@@ -126,8 +125,8 @@ static bool wake_buddies(struct task_struct *p, struct task_ctx *tctx, s32 cpu)
  *	+
  *	+		enqueue_task(rq, p, queue_flags);
  *
- * rq->nr_running > 1 always holds here (still_delayed(): another task runs
- * there), so V1 (2024-11-08, <750542452c4f852831e601e1b8de40df4b108d9a.camel@gmx.de>,
+ * rq->nr_running > 1 always holds here (still_delayed(): no pick has left
+ * the CPU idle since the task blocked), so V1 (2024-11-08, <750542452c4f852831e601e1b8de40df4b108d9a.camel@gmx.de>,
  * the same without the buddy test) would decide as delayed=migrate does:
  * a task pinned to one CPU never reaches ops.select_cpu(), as it never
  * reaches select_task_rq_fair(). What tells V2 from migrate is the buddy

@@ -137,6 +137,8 @@ void BPF_STRUCT_OPS(wakeplace_dispatch, s32 cpu, struct task_struct *prev)
 	if (cpu != bpf_get_smp_processor_id() && higher_class_runs(cpu))
 		return;
 	advance_vtime(cctx, bpf_ktime_get_ns());
+	/* schedule() on this CPU: a delayed task eligible now would be picked and dequeued. */
+	note_pick(cctx, bpf_ktime_get_ns());
 
 	/*
 	 * Before keeping prev: work stuck behind another class goes first, and

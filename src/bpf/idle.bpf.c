@@ -76,8 +76,10 @@ static void update_idle_core(s32 cpu)
 void BPF_STRUCT_OPS(wakeplace_update_idle, s32 cpu, bool idle)
 {
 	lb_update_idle(cpu, idle);
-	if (idle)
+	if (idle) {
+		note_idle_pick(cpu);
 		update_idle_core(cpu);
+	}
 }
 
 /*

@@ -53,7 +53,7 @@ enum wp_stat_idx {
 	WP_ST_SEL_SCAN_CUT,	/* ... of which the SIS_UTIL budget ended or forbade the idle scan */
 	WP_ST_INELIGIBLE_BLOCKS, /* tasks that blocked with negative lag (ineligible) */
 	/* delayed family: the situation, and what happened (any variant) */
-	WP_ST_DELAYED_WAKEUPS,	/* woken while still ineligible on its busy old CPU */
+	WP_ST_DELAYED_WAKEUPS,	/* woken still delayed: no pick on its old CPU chose it since it blocked */
 	WP_ST_DELAYED_STAYED,	/* ... and queued on the old CPU again */
 	WP_ST_DELAYED_MOVED,	/* ... and placed on another CPU */
 	WP_ST_DELAYED_BUDDIES,	/* ... whose old CPU ran its waker or last wakee (Galbraith V2's test) */

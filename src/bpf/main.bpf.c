@@ -32,6 +32,7 @@ char _license[] SEC("license") = "GPL";
 #include "dsq_move.bpf.c"
 #include "pelt.bpf.c"
 #include "vtime.bpf.c"
+#include "delay_end.bpf.c"
 #include "core_vtime.bpf.c"
 #include "coresched.bpf.c"
 #include "domain.bpf.c"

@@ -216,8 +216,16 @@ static void parity_tick(struct task_struct *p, s32 cpu, struct cpu_ctx *cctx)
 {
 	u64 now = bpf_ktime_get_ns();
 
-	if (!parity_7x() || cctx->curr_pid != p->pid || scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) <= 0)
+	if (!parity_7x() || cctx->curr_pid != p->pid ||
+	    curr_protected(cctx, curr_vruntime(cctx, now)))
 		return;
-	if (!curr_protected(cctx, curr_vruntime(cctx, now)))
+	if (scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) > 0)
 		p->scx.slice = 0;
+	else
+		/*
+		 * A delayed task counts as queued: fair.c reschedules for it,
+		 * and its pick dequeues it if eligible and runs this task on
+		 * (delay_end.bpf.c). Nothing to switch to: only the pick is noted.
+		 */
+		note_pick(cctx, now);
 }

@@ -74,6 +74,7 @@ struct task_ctx {
 	s32 last_cpu;	/* CPU the task last ran on */
 	u32 weight;	/* weight added to rq_cpu's sum_w */
 	bool blocked_ineligible; /* blocked with negative lag (DELAY_DEQUEUE's case) */
+	u64 block_ts;		/* when it last blocked (delay_end.bpf.c) */
 	bool requeue_delayed;	/* woken still delayed and left in place (delayed.bpf.c) */
 	s32 asym_dst;	/* asym packing: CPU to requeue on at the next enqueue, or -1 */
 	/* coresched: vruntime and deadline in the virtual time of core cs_core */
@@ -120,6 +121,10 @@ struct cpu_ctx {
 	u64 load_ts;
 	u64 util_avg;		/* PELT util_avg of the time tasks ran here, as of util_ts (sis_util.bpf.c) */
 	u64 util_ts;
+	/* The last pick here, and the last that left the CPU idle (delay_end.bpf.c) */
+	u64 pick_ts;
+	u64 pick_vtime;		/* V at that pick */
+	u64 idle_pick_ts;
 } __attribute__((aligned(64)));
 
 struct {
