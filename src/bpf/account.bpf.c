@@ -62,8 +62,7 @@ void BPF_STRUCT_OPS(wakeplace_running, struct task_struct *p)
 		if (n)
 			stat_add(WP_ST_PREEMPT_LAZY_MOOT, n);
 	}
-	cpu_util_update(cctx, now);
-	cctx->curr_pid = p->pid;
+	set_curr_pid(cctx, p->pid, now);
 	cctx->held_since = 0;
 	note_pick(cctx, now);
 	parity_running(p, tctx, cctx, now);
@@ -144,8 +143,7 @@ void BPF_STRUCT_OPS(wakeplace_stopping, struct task_struct *p, bool runnable)
 		tctx->deadline = cctx->curr_deadline;
 	if ((s64)(tctx->vruntime - tctx->deadline) >= 0)
 		tctx->deadline = tctx->vruntime + scale_by_weight(slice_ns, task_weight(p));
-	cpu_util_update(cctx, now);
-	cctx->curr_pid = 0;
+	set_curr_pid(cctx, 0, now);
 	cctx->curr_cookie = 0;
 }
 

@@ -164,8 +164,7 @@ void BPF_STRUCT_OPS(wakeplace_dispatch, s32 cpu, struct task_struct *prev)
 	if (ptctx && cctx->curr_pid != prev->pid) {
 		if (!ptctx->exec_start)
 			ptctx->exec_start = bpf_ktime_get_ns();
-		cpu_util_update(cctx, bpf_ktime_get_ns());
-		cctx->curr_pid = prev->pid;
+		set_curr_pid(cctx, prev->pid, bpf_ktime_get_ns());
 		parity_running(prev, ptctx, cctx, ptctx->exec_start);
 	}
 

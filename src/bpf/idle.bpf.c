@@ -27,28 +27,26 @@ static bool claim_idle(struct task_struct *p, s32 cpu, bool dry)
 
 /*
  * The has_idle_cores hint of each LLC (fair.c, 7.3: set_idle_cores(),
- * test_idle_cores(), __update_idle_core()), indexed by LLC id. Like the
+ * test_idle_cores(), __update_idle_core()), in llc_shared. Like the
  * kernel's it is a hint, not a fact: set when a CPU goes idle and its whole
  * core is idle (__update_idle_core(), called as the idle task is picked;
  * here from ops.update_idle()), cleared by a scan for an idle core that
  * found none (select_idle_cpu(): "if (has_idle_core) set_idle_cores(target,
  * false)"). Between the two it may be stale, as it is in the kernel.
  */
-u8 llc_idle_core_hint[WP_MAX_CPUS];
-
 static __always_inline bool test_idle_cores(s32 cpu)
 {
-	u32 llc = topo_of(cpu_llc, cpu);
+	struct llc_shared *sds = llc_shared_of(cpu);
 
-	return llc < WP_MAX_CPUS && llc_idle_core_hint[llc & (WP_MAX_CPUS - 1)];
+	return sds && sds->has_idle_cores;
 }
 
 static __always_inline void set_idle_cores(s32 cpu, bool val)
 {
-	u32 llc = topo_of(cpu_llc, cpu);
+	struct llc_shared *sds = llc_shared_of(cpu);
 
-	if (llc < WP_MAX_CPUS)
-		llc_idle_core_hint[llc & (WP_MAX_CPUS - 1)] = val;
+	if (sds)
+		sds->has_idle_cores = val;
 }
 
 /* __update_idle_core(): @cpu goes idle; is every other thread of its core idle? */

@@ -58,6 +58,16 @@ static __always_inline u64 pelt_advance(u64 avg, u64 w, u64 dt)
 	return w - pelt_decay(w - avg, dt);
 }
 
+/*
+ * @avg, last advanced at @ts, at @now under the constant input @in since;
+ * as it stands if @now is earlier (another CPU advanced it after @now was
+ * read).
+ */
+static __always_inline u64 pelt_at(u64 avg, u64 in, u64 ts, u64 now)
+{
+	return now > ts ? pelt_advance(avg, in, now - ts) : avg;
+}
+
 /* The input of a task's load: its weight while it is queued (running included). */
 static __always_inline u64 task_load_input(struct task_ctx *tctx)
 {
@@ -74,9 +84,7 @@ static __always_inline u64 cpu_load_input(struct cpu_ctx *cctx)
 /* A task's load at @now (update_load_avg() for a task). */
 static __always_inline u64 task_load_at(struct task_ctx *tctx, u64 now)
 {
-	return now > tctx->load_ts ? pelt_advance(tctx->load_avg, task_load_input(tctx),
-						  now - tctx->load_ts) :
-				     tctx->load_avg;
+	return pelt_at(tctx->load_avg, task_load_input(tctx), tctx->load_ts, now);
 }
 
 static void task_load_update(struct task_ctx *tctx, u64 now)
@@ -88,10 +96,7 @@ static void task_load_update(struct task_ctx *tctx, u64 now)
 /* A CPU's load at @now, not stored (cpu_load()). */
 static __always_inline u64 cpu_load_at(struct cpu_ctx *cctx, u64 now)
 {
-	u64 ts = cctx->load_ts;
-
-	return now > ts ? pelt_advance(cctx->load_avg, cpu_load_input(cctx), now - ts) :
-			  cctx->load_avg;
+	return pelt_at(cctx->load_avg, cpu_load_input(cctx), cctx->load_ts, now);
 }
 
 /*

@@ -26,9 +26,6 @@
 #define SCHED_CAPACITY_SCALE 1024
 #define LLC_IMBALANCE_PCT 117
 
-/* nr_idle_scan + 1 of each LLC, by LLC id; 0: not computed yet (no limit). */
-u32 llc_idle_scan[WP_MAX_CPUS];
-
 /*
  * A scan's remaining budget. In a map value, not a local: the verifier
  * tracks a local counter's value and explored each pass of the scan loop
@@ -51,26 +48,32 @@ static __always_inline u32 *idle_scan_left_ptr(void)
 /* The CPU's util_avg at @now, in 1/1024 of a CPU << PELT_SHIFT. */
 static __always_inline u64 cpu_util_at(struct cpu_ctx *cctx, u64 now)
 {
-	u64 ts = cctx->util_ts, in = cctx->curr_pid ? SCHED_CAPACITY_SCALE << PELT_SHIFT : 0;
+	u64 in = cctx->curr_pid ? SCHED_CAPACITY_SCALE << PELT_SHIFT : 0;
 
-	return now > ts ? pelt_advance(cctx->util_avg, in, now - ts) : cctx->util_avg;
+	return pelt_at(cctx->util_avg, in, cctx->util_ts, now);
 }
 
-/* Before the CPU starts or stops running a task (its input changes). */
-static __always_inline void cpu_util_update(struct cpu_ctx *cctx, u64 now)
+/*
+ * The CPU starts running task @pid, or stops (0): its util's input
+ * changes, so the util is advanced to @now first. Every write of curr_pid
+ * goes through here.
+ */
+static __always_inline void set_curr_pid(struct cpu_ctx *cctx, u32 pid, u64 now)
 {
 	cctx->util_avg = cpu_util_at(cctx, now);
 	cctx->util_ts = now;
+	cctx->curr_pid = pid;
 }
 
 /* update_idle_cpu_scan() for the LLC of @cpu, at a balance of that domain. */
 static void update_idle_scan(s32 cpu, u64 now)
 {
-	u32 llc = topo_of(cpu_llc, cpu), weight = topo_of(cpu_llc_size, cpu);
+	struct llc_shared *sds = llc_shared_of(cpu);
+	u32 weight = topo_of(cpu_llc_size, cpu);
 	u64 sum = 0, x, tmp;
 	s32 i;
 
-	if (!weight || llc >= WP_MAX_CPUS)
+	if (!weight || !sds)
 		return;
 	bpf_for(i, 0, nr_cpus) {
 		struct cpu_ctx *c;
@@ -85,15 +88,14 @@ static void update_idle_scan(s32 cpu, u64 now)
 	tmp = x * x * LLC_IMBALANCE_PCT * LLC_IMBALANCE_PCT / (10000 * SCHED_CAPACITY_SCALE);
 	if (tmp > SCHED_CAPACITY_SCALE)
 		tmp = SCHED_CAPACITY_SCALE;
-	llc_idle_scan[llc & (WP_MAX_CPUS - 1)] =
-		(SCHED_CAPACITY_SCALE - tmp) * weight / SCHED_CAPACITY_SCALE + 1;
+	sds->nr_idle_scan = (SCHED_CAPACITY_SCALE - tmp) * weight / SCHED_CAPACITY_SCALE + 1;
 }
 
 /* select_idle_cpu()'s nr for a scan from @target: nr_idle_scan + 1, or no limit. */
 static __always_inline u32 idle_scan_budget(s32 target)
 {
-	u32 llc = topo_of(cpu_llc, target), nr;
+	struct llc_shared *sds = llc_shared_of(target);
+	u32 nr = sds ? sds->nr_idle_scan : 0;
 
-	nr = llc < WP_MAX_CPUS ? llc_idle_scan[llc & (WP_MAX_CPUS - 1)] : 0;
 	return nr ? nr : WP_MAX_CPUS + 1;
 }

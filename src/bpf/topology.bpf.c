@@ -32,6 +32,26 @@ static __always_inline bool same_core(s32 a, s32 b)
 	return ca == cb && ca < (u32)-2;
 }
 
+/*
+ * What fair.c keeps per LLC for every CPU of it (struct sched_domain_shared,
+ * sd_llc_shared): the has_idle_cores hint (idle.bpf.c) and nr_idle_scan
+ * (sis_util.bpf.c). Indexed by LLC id.
+ */
+struct llc_shared {
+	u32 nr_idle_scan;	/* nr_idle_scan + 1; 0: not computed yet (no limit) */
+	bool has_idle_cores;
+};
+
+struct llc_shared llc_shared[WP_MAX_CPUS];
+
+/* sd_llc_shared of @cpu, NULL if it has none. */
+static __always_inline struct llc_shared *llc_shared_of(s32 cpu)
+{
+	u32 llc = topo_of(cpu_llc, cpu);
+
+	return llc < WP_MAX_CPUS ? &llc_shared[llc & (WP_MAX_CPUS - 1)] : NULL;
+}
+
 /* Sibling @k of @cpu, or -1. */
 static __always_inline s32 sibling(s32 cpu, u32 k)
 {
