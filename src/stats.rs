@@ -198,7 +198,7 @@ pub struct Metrics {
     pub sel_scan_cut: u64,
     #[stat(desc = "Tasks that blocked while ineligible (negative lag)")]
     pub ineligible_blocks: u64,
-    #[stat(desc = "delayed: wakeups of a task still delayed on its old CPU, not yet picked there (any variant)")]
+    #[stat(desc = "delayed: wakeups of a task still delayed (not picked since) on its old CPU")]
     pub delayed_wakeups: u64,
     #[stat(desc = "delayed: ... that were queued on the old CPU again")]
     pub delayed_stayed: u64,
