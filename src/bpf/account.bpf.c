@@ -150,21 +150,22 @@ void BPF_STRUCT_OPS(wakeplace_stopping, struct task_struct *p, bool runnable)
 void BPF_STRUCT_OPS(wakeplace_quiescent, struct task_struct *p, u64 deq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
+	u64 now = bpf_ktime_get_ns();
 
 	if (!tctx)
 		return;
 	if (tctx->rq_cpu >= 0) {
-		s64 lag = task_lag(tctx, tctx->rq_cpu, bpf_ktime_get_ns());
+		s64 lag = task_lag(tctx, tctx->rq_cpu, now);
 
 		/* DELAY_DEQUEUE's case: the task sleeps while it is owed nothing. */
 		tctx->blocked_ineligible = (deq_flags & SCX_DEQ_SLEEP) && lag < 0;
 		if (tctx->blocked_ineligible) {
-			tctx->block_ts = bpf_ktime_get_ns();
+			tctx->block_ts = now;
 			stat_inc(WP_ST_INELIGIBLE_BLOCKS);
 		}
 		tctx->lag = clamp_lag(lag, task_weight(p));
 	}
-	remove_weight(tctx, bpf_ktime_get_ns());
+	remove_weight(tctx, now);
 }
 
 /*

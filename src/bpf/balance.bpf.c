@@ -294,16 +294,16 @@ void BPF_STRUCT_OPS(wakeplace_tick, struct task_struct *p)
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 	const struct cpumask *idle;
 	struct lb_ctx *lb;
-	u64 cookie = 0;
+	u64 now = bpf_ktime_get_ns(), cookie = 0;
 
 	if (!cctx)
 		return;
-	advance_vtime(cctx, bpf_ktime_get_ns());
+	advance_vtime(cctx, now);
 	/* task_tick_scx() has just set p->se.exec_start to rq_clock_task() (last_ran()). */
-	if ((lb = lookup_lb(cpu, bpf_ktime_get_ns())) && p->se.exec_start)
-		lb->clock_off = bpf_ktime_get_ns() - p->se.exec_start;
+	if ((lb = lookup_lb(cpu, now)) && p->se.exec_start)
+		lb->clock_off = now - p->se.exec_start;
 
-	parity_tick(p, cpu, cctx);
+	parity_tick(p, cpu, cctx, now);
 	/*
 	 * A lazy preemption still pending takes effect at the tick, as
 	 * sched_tick() upgrades TIF_NEED_RESCHED_LAZY to a full resched: an

@@ -30,10 +30,7 @@
  * V with it is at least its vruntime exactly when V without it is.
  */
 
-/*
- * A pick on @cctx's CPU at @now, with V as the caller last advanced it (in
- * the same callback, a few hundred ns earlier at most).
- */
+/* A pick on @cctx's CPU at @now; the caller has just advanced V to @now. */
 static __always_inline void note_pick(struct cpu_ctx *cctx, u64 now)
 {
 	cctx->pick_ts = now;

@@ -120,6 +120,7 @@ void BPF_STRUCT_OPS(wakeplace_dispatch, s32 cpu, struct task_struct *prev)
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 	struct task_ctx *ptctx = NULL;
 	bool prev_queued = prev && (prev->scx.flags & SCX_TASK_QUEUED), pull;
+	u64 now;
 
 	if (!cctx)
 		return;
@@ -136,9 +137,10 @@ void BPF_STRUCT_OPS(wakeplace_dispatch, s32 cpu, struct task_struct *prev)
 	 */
 	if (cpu != bpf_get_smp_processor_id() && higher_class_runs(cpu))
 		return;
-	advance_vtime(cctx, bpf_ktime_get_ns());
+	now = bpf_ktime_get_ns();
+	advance_vtime(cctx, now);
 	/* schedule() on this CPU: a delayed task eligible now would be picked and dequeued. */
-	note_pick(cctx, bpf_ktime_get_ns());
+	note_pick(cctx, now);
 
 	/*
 	 * Before keeping prev: work stuck behind another class goes first, and

@@ -212,10 +212,8 @@ update:
  * (dispatch.bpf.c). 6.12 reschedules at the deadline only, which the
  * slice given at the pick already ends at.
  */
-static void parity_tick(struct task_struct *p, s32 cpu, struct cpu_ctx *cctx)
+static void parity_tick(struct task_struct *p, s32 cpu, struct cpu_ctx *cctx, u64 now)
 {
-	u64 now = bpf_ktime_get_ns();
-
 	if (!parity_7x() || cctx->curr_pid != p->pid ||
 	    curr_protected(cctx, curr_vruntime(cctx, now)))
 		return;

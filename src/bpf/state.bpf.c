@@ -70,11 +70,11 @@ struct task_ctx {
 	u64 exec_start;
 	u64 wake_ts;	/* set on wakeup, cleared when the task first runs */
 	u64 enq_ts;	/* when the task was last queued */
+	u64 block_ts;	/* when it last blocked ineligible (delay_end.bpf.c) */
 	s32 rq_cpu;	/* CPU whose sum_w holds this task's weight, -1 if none */
 	s32 last_cpu;	/* CPU the task last ran on */
 	u32 weight;	/* weight added to rq_cpu's sum_w */
 	bool blocked_ineligible; /* blocked with negative lag (DELAY_DEQUEUE's case) */
-	u64 block_ts;		/* when it last blocked ineligible (delay_end.bpf.c) */
 	bool requeue_delayed;	/* woken still delayed and left in place (delayed.bpf.c) */
 	s32 asym_dst;	/* asym packing: CPU to requeue on at the next enqueue, or -1 */
 	/* coresched: vruntime and deadline in the virtual time of core cs_core */
