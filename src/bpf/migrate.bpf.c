@@ -36,25 +36,66 @@ static bool task_hot(struct task_struct *p, struct task_ctx *tctx, s32 dst, u32 
 }
 
 /*
+ * cpumask_test_cpu(@cpu, @p->cpus_ptr) for a task the verifier does not
+ * trust, as 6.12's scx_bpf_cpu_rq(cpu)->curr: read, not passed to a kfunc.
+ */
+static bool untrusted_allows_cpu(struct task_struct *p, s32 cpu)
+{
+	u64 mask = 0, word = 0;
+
+	if (bpf_probe_read_kernel(&mask, sizeof(mask), &p->cpus_ptr) || !mask ||
+	    bpf_probe_read_kernel(&word, sizeof(word), (void *)(mask + 8 * ((u32)cpu / 64))))
+		return false;
+	return word & (1ULL << ((u32)cpu % 64));
+}
+
+/*
+ * One level's balance outcome, as sched_balance_rq() keeps it
+ * (balance_at()): a task moved; a task could have moved (it passed the
+ * affinity test) but none did; every task looked at was pinned, or refused
+ * before the affinity test (LBF_ALL_PINNED stays set); nothing waited.
+ */
+enum lb_result { LB_ALL_PINNED = -2, LB_BALANCED = -1, LB_FAILED = 0, LB_MOVED = 1 };
+
+/*
+ * task_is_ineligible_on_dst_cpu()'s "dst_cfs_rq->h_nr_queued": @dst's
+ * running task counts (curr stays queued in its cfs_rq) as well as its
+ * waiting ones. Delayed tasks, which count there too, are off the queues
+ * here and do not.
+ */
+static __always_inline bool dst_has_queued(s32 dst)
+{
+	struct cpu_ctx *dctx = lookup_cpu_ctx(dst);
+
+	return scx_bpf_dsq_nr_queued(cpu_dsq(dst)) || (dctx && dctx->curr_pid);
+}
+
+/*
  * can_migrate_task(), 7.3 l.11131, for a task waiting in @src's queue (never
- * a running one, nor a delayed one: delayed tasks stay off the queues):
- * "if (!env->sd->nr_balance_failed && task_is_ineligible_on_dst_cpu(p,
- * env->dst_cpu)) return 0;", the affinity, then "if (!hot ||
+ * a running one, nor a delayed one: delayed tasks stay off the queues), in
+ * the kernel's order: on 7.x "if (!env->sd->nr_balance_failed &&
+ * task_is_ineligible_on_dst_cpu(p, env->dst_cpu)) return 0;" (6.12's,
+ * l.9474, has no such test), the affinity
+ * (a migration-disabled task's cpus_ptr is its CPU alone), and only then
+ * "env->flags &= ~LBF_ALL_PINNED;"; then "if (!hot ||
  * env->sd->nr_balance_failed > env->sd->cache_nice_tries) return 1;".
  * cache_nice_tries: 0 for SMT, 1 above (topology.c l.2003-2023).
+ * *@pinned is cleared as LBF_ALL_PINNED is.
  */
-static bool can_migrate(struct task_struct *p, s32 dst, u32 lvl, u32 failed, u64 now)
+static bool can_migrate(struct task_struct *p, s32 dst, u32 lvl, u32 failed, u64 now, bool *pinned)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	struct cpu_ctx *src = NULL;
 
-	if (!tctx || is_migration_disabled(p) || !bpf_cpumask_test_cpu(dst, p->cpus_ptr))
+	if (!tctx)
 		return false;
 	if (tctx->rq_cpu >= 0)
 		src = lookup_cpu_ctx(tctx->rq_cpu);
-	/* task_is_ineligible_on_dst_cpu(): dst has work queued and p is not eligible where it is */
-	if (!failed && src && scx_bpf_dsq_nr_queued(cpu_dsq(dst)) && !vruntime_eligible(src, tctx->vruntime))
+	if (fair_7x() && !failed && src && dst_has_queued(dst) && !vruntime_eligible(src, tctx->vruntime))
 		return false;
+	if (is_migration_disabled(p) || !bpf_cpumask_test_cpu(dst, p->cpus_ptr))
+		return false;
+	*pinned = false;
 	return !task_hot(p, tctx, dst, lvl, now) || failed > (lvl == LB_SMT ? 0 : 1);
 }
 
@@ -64,7 +105,7 @@ static bool can_migrate(struct task_struct *p, s32 dst, u32 lvl, u32 failed, u64
  * kernel walks cfs_tasks from its least recently run end; the queue here is
  * in deadline order. None where an iterator move would lock up (dsq_move.bpf.c).
  */
-static bool pull_from(s32 dst, s32 src, u32 lvl, u32 failed, u64 now)
+static bool pull_from(s32 dst, s32 src, u32 lvl, u32 failed, u64 now, bool *pinned)
 {
 	struct task_struct *p;
 	int scanned = 0;
@@ -72,7 +113,7 @@ static bool pull_from(s32 dst, s32 src, u32 lvl, u32 failed, u64 now)
 	bpf_for_each(scx_dsq, p, cpu_dsq(src), 0) {
 		if (++scanned > QUEUE_SCAN_DEPTH)
 			break;
-		if (!can_migrate(p, dst, lvl, failed, now))
+		if (!can_migrate(p, dst, lvl, failed, now, pinned))
 			continue;
 		if (!iter_move_ok(dst))
 			break;
@@ -100,35 +141,56 @@ static __always_inline bool waiting_on(s32 cpu)
  * the waiting work on CPUs of the level not in the level below, the first
  * task that can_migrate() allows. Busy (@busy: CPU_NOT_IDLE), a queue at
  * least two tasks longer than ours counts, as sched_balance_rq() evens out
- * nr_running. 1: moved, 0: work waited and none could move, -1: balanced.
- * A global function, verified once on its own (as select_task_rq()): inline
- * at its three call sites, dispatch went past the verifier's 1M
- * instructions on 6.12.
+ * nr_running. Returns an enum lb_result. A global function, verified once
+ * on its own (as select_task_rq()): inline at its three call sites,
+ * dispatch went past the verifier's 1M instructions on 6.12.
  */
 __noinline int balance_level(s32 cpu, u32 lvl, bool busy, u32 failed, u64 now)
 {
-	s32 own = scx_bpf_dsq_nr_queued(cpu_dsq(cpu)), i, ret = -1;
+	s32 own = scx_bpf_dsq_nr_queued(cpu_dsq(cpu)), i;
+	bool waited = false, pinned = true;
 
 	bpf_for(i, 0, nr_cpus) {
 		s32 other = (cpu + 1 + i) % nr_cpus;
+		struct task_struct *curr;
 
 		if (other == cpu || lb_level(cpu, other) != lvl || !waiting_on(other) ||
 		    (busy && scx_bpf_dsq_nr_queued(cpu_dsq(other)) < own + 2))
 			continue;
-		if (pull_from(cpu, other, lvl, failed, now))
-			return 1;
-		ret = 0;
+		if (pull_from(cpu, other, lvl, failed, now, &pinned))
+			return LB_MOVED;
+		waited = true;
+		/*
+		 * detach_tasks() also looks at the busiest CPU's running task,
+		 * which passes the affinity test before "task_on_cpu()" refuses
+		 * it (its eligibility test, before that, is not had here).
+		 */
+		curr = __COMPAT_scx_bpf_cpu_curr(other);
+		if (curr && curr->pid && !higher_class(curr) && untrusted_allows_cpu(curr, cpu))
+			pinned = false;
 	}
-	return ret;
+	return !waited ? LB_BALANCED : pinned ? LB_ALL_PINNED : LB_FAILED;
 }
 
 /*
+ * 7.3 l.13556: "#define MAX_PINNED_INTERVAL 512" (ms): how far the interval
+ * of a level whose work was all pinned may grow.
+ */
+#define MAX_PINNED_INTERVAL_MS 512
+
+/*
  * Periodic balance at one level, its outcome kept as sched_balance_rq()
- * keeps it (7.3 l.13922-14041): moved, "sd->nr_balance_failed = 0"; work
- * that could not move, "sd->nr_balance_failed++" and "sd->balance_interval
- * = sd->min_interval"; balanced, the interval doubles up to max_interval.
- * Active balance (the busiest's running task pushed over by the stopper
- * once nr_balance_failed > cache_nice_tries + 2) is not had from BPF.
+ * keeps it (7.3 l.13903-14041): moved, "sd->nr_balance_failed = 0"; work
+ * that could move but did not, "sd->nr_balance_failed++" and
+ * "sd->balance_interval = sd->min_interval"; balanced, or all pinned
+ * (out_all_pinned), "sd->nr_balance_failed = 0" and "if ((env.flags &
+ * LBF_ALL_PINNED && sd->balance_interval < MAX_PINNED_INTERVAL) ||
+ * sd->balance_interval < sd->max_interval) sd->balance_interval *= 2;".
+ * Work pinned where it is (a task pinned beside a pinned spinner) thus
+ * backs the level off to half a second, and the next unpinned waiter there
+ * waits for it. Active balance (the busiest's running task pushed over by
+ * the stopper once nr_balance_failed > cache_nice_tries + 2) is not had
+ * from BPF.
  */
 static bool balance_at(s32 cpu, struct lb_ctx *lb, u32 lvl, bool busy, u64 now)
 {
@@ -142,10 +204,11 @@ static bool balance_at(s32 cpu, struct lb_ctx *lb, u32 lvl, bool busy, u64 now)
 	sd_balanced(lb, lvl, now);
 	if (lvl == LB_LLC)
 		update_idle_scan(cpu, now);
-	if (r >= 0)
+	if (r >= LB_FAILED)
 		sd->balance_interval = sd_weight(cpu, lvl);
-	else if (sd->balance_interval < 2 * sd_weight(cpu, lvl))
+	else if ((r == LB_ALL_PINNED && sd->balance_interval < MAX_PINNED_INTERVAL_MS) ||
+		 sd->balance_interval < 2 * sd_weight(cpu, lvl))
 		sd->balance_interval *= 2;
-	sd->nr_balance_failed = r ? 0 : sd->nr_balance_failed + 1;
-	return r > 0;
+	sd->nr_balance_failed = r == LB_FAILED ? sd->nr_balance_failed + 1 : 0;
+	return r == LB_MOVED;
 }

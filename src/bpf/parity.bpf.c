@@ -22,22 +22,12 @@
  *   at the tick and at each wakeup; 6.12 only when its deadline is renewed.
  */
 
-struct sched_entity___vprot {
-	u64 vprot;
-} __attribute__((preserve_access_index));
-
 #ifndef SCHED_NORMAL
 #define SCHED_NORMAL 0
 #define SCHED_BATCH 3
 #define SCHED_IDLE 5
 #define SCHED_EXT 7
 #endif
-
-/* 7.x's protection rules (see above); 6.12 has no se->vprot. */
-static __always_inline bool parity_7x(void)
-{
-	return bpf_core_field_exists(struct sched_entity___vprot, vprot);
-}
 
 /* normal_policy(): SCHED_NORMAL (and SCHED_EXT); BATCH and IDLE do not preempt. */
 static __always_inline bool normal_policy(struct task_struct *p)
@@ -183,7 +173,7 @@ static bool wakeup_preempt_fair(struct task_struct *p, struct task_ctx *tctx, s3
 	/* update_curr(): V advanced, the request renewed if used up. */
 	lag = task_lag(tctx, cpu, now);
 	resched = curr_update_deadline(cctx, vr);
-	if (parity_7x() && !curr_protected(cctx, vr))
+	if (fair_7x() && !curr_protected(cctx, vr))
 		resched = true;
 	if (cctx->curr_idle != pse_idle || !normal_policy(p))
 		goto update;
@@ -197,7 +187,7 @@ preempt:
 	return true;
 update:
 	/* update_protect_slice(): at most one slice past min(vruntime, V). */
-	if (parity_7x()) {
+	if (fair_7x()) {
 		lim = (s64)(cctx->vtime - vr) < 0 ? cctx->vtime : vr;
 		lim += scale_by_weight(slice_ns, cctx->curr_weight);
 		if ((s64)(lim - cctx->curr_vprot) < 0)
@@ -214,7 +204,7 @@ update:
  */
 static void parity_tick(struct task_struct *p, s32 cpu, struct cpu_ctx *cctx, u64 now)
 {
-	if (!parity_7x() || cctx->curr_pid != p->pid ||
+	if (!fair_7x() || cctx->curr_pid != p->pid ||
 	    curr_protected(cctx, curr_vruntime(cctx, now)))
 		return;
 	if (scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) > 0)

@@ -63,6 +63,19 @@ u32 policy[WP_POL_NR];
 #define SEL_DRY 0x100
 #define SEL_WAKER_TARGET 0x200 /* wake_affine() chose the waker's CPU beyond the sync case */
 
+struct sched_entity___vprot {
+	u64 vprot;
+} __attribute__((preserve_access_index));
+
+/*
+ * The kernel's fair.c is 7.x's, as the rules that differ from 6.12's
+ * (parity.bpf.c, migrate.bpf.c) are: its sched_entity has vprot.
+ */
+static __always_inline bool fair_7x(void)
+{
+	return bpf_core_field_exists(struct sched_entity___vprot, vprot);
+}
+
 struct task_ctx {
 	u64 vruntime;	/* in the virtual time of rq_cpu (or of last_cpu when asleep) */
 	u64 deadline;
