@@ -159,9 +159,14 @@ static bool asym_pull(struct task_struct *p, s32 cpu, const struct cpumask *idle
 	best = v == WP_ASYM_PERF ? perf_dst : rank_dst;
 	if (best < 0 || !tctx)
 		return false;
-	/* The idle balancer has balanced @best's domain (sd->last_balance). */
+	/*
+	 * The idle balancer has balanced @best's domain: no task could be
+	 * detached (this one runs), so the failure count rises and the
+	 * stopper pushes it (asym_active_balance()), "goto out_unbalanced":
+	 * the interval back to its minimum.
+	 */
 	if ((lb = lookup_lb(best, now)))
-		sd_balanced(lb, lb_level(best, cpu), now);
+		sd_lb_outcome(lb, best, lb_level(best, cpu), LB_FAILED, now);
 	tctx->asym_dst = best;
 	p->scx.slice = 0;
 	stat_inc(WP_ST_ASYM_PULLS);

@@ -109,6 +109,48 @@ static __always_inline bool sd_balance_due(struct lb_ctx *lb, u32 lvl, bool busy
 	return lvl < LB_LEVELS && now - lb->sd[lvl].last_balance >= sd_interval_ns(&lb->sd[lvl], busy);
 }
 
+/*
+ * One level's balance outcome, as sched_balance_rq() ends: a task moved; a
+ * task could have moved (it passed the affinity test) but none did, or
+ * the busiest's running task was pushed over (active balance); every task
+ * looked at was pinned, or refused before the affinity test (LBF_ALL_PINNED
+ * stays set); nothing waited.
+ */
+enum lb_result { LB_ALL_PINNED = -2, LB_BALANCED = -1, LB_FAILED = 0, LB_MOVED = 1 };
+
+/*
+ * 7.3 l.13556: "#define MAX_PINNED_INTERVAL 512" (ms): how far the interval
+ * of a level whose work was all pinned may grow.
+ */
+#define MAX_PINNED_INTERVAL_MS 512
+
+/*
+ * What a balance of level @lvl of @cpu (@lb) leaves, 7.3 l.13903-14041:
+ * moved, "sd->nr_balance_failed = 0"; failed (active balance included),
+ * "sd->nr_balance_failed++" and (out_unbalanced) "sd->balance_interval =
+ * sd->min_interval"; balanced, or all pinned (out_all_pinned),
+ * "sd->nr_balance_failed = 0" and "if ((env.flags & LBF_ALL_PINNED &&
+ * sd->balance_interval < MAX_PINNED_INTERVAL) || sd->balance_interval <
+ * sd->max_interval) sd->balance_interval *= 2;". Work pinned where it is (a
+ * task pinned beside a pinned spinner) thus backs the level off to half a
+ * second. And "sd->last_balance = jiffies".
+ */
+static void sd_lb_outcome(struct lb_ctx *lb, s32 cpu, u32 lvl, int r, u64 now)
+{
+	struct lb_sd *sd;
+
+	if (lvl >= LB_LEVELS)
+		return;
+	sd = &lb->sd[lvl];
+	sd->last_balance = now;
+	if (r >= LB_FAILED)
+		sd->balance_interval = sd_weight(cpu, lvl);
+	else if ((r == LB_ALL_PINNED && sd->balance_interval < MAX_PINNED_INTERVAL_MS) ||
+		 sd->balance_interval < 2 * sd_weight(cpu, lvl))
+		sd->balance_interval *= 2;
+	sd->nr_balance_failed = r == LB_FAILED ? sd->nr_balance_failed + 1 : 0;
+}
+
 /* That level has been balanced at @now ("sd->last_balance = jiffies"). */
 static __always_inline void sd_balanced(struct lb_ctx *lb, u32 lvl, u64 now)
 {

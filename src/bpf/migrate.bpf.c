@@ -50,14 +50,6 @@ static bool untrusted_allows_cpu(struct task_struct *p, s32 cpu)
 }
 
 /*
- * One level's balance outcome, as sched_balance_rq() keeps it
- * (balance_at()): a task moved; a task could have moved (it passed the
- * affinity test) but none did; every task looked at was pinned, or refused
- * before the affinity test (LBF_ALL_PINNED stays set); nothing waited.
- */
-enum lb_result { LB_ALL_PINNED = -2, LB_BALANCED = -1, LB_FAILED = 0, LB_MOVED = 1 };
-
-/*
  * task_is_ineligible_on_dst_cpu()'s "dst_cfs_rq->h_nr_queued": @dst's
  * running task counts (curr stays queued in its cfs_rq) as well as its
  * waiting ones. Delayed tasks, which count there too, are off the queues
@@ -173,42 +165,19 @@ __noinline int balance_level(s32 cpu, u32 lvl, bool busy, u32 failed, u64 now)
 }
 
 /*
- * 7.3 l.13556: "#define MAX_PINNED_INTERVAL 512" (ms): how far the interval
- * of a level whose work was all pinned may grow.
- */
-#define MAX_PINNED_INTERVAL_MS 512
-
-/*
- * Periodic balance at one level, its outcome kept as sched_balance_rq()
- * keeps it (7.3 l.13903-14041): moved, "sd->nr_balance_failed = 0"; work
- * that could move but did not, "sd->nr_balance_failed++" and
- * "sd->balance_interval = sd->min_interval"; balanced, or all pinned
- * (out_all_pinned), "sd->nr_balance_failed = 0" and "if ((env.flags &
- * LBF_ALL_PINNED && sd->balance_interval < MAX_PINNED_INTERVAL) ||
- * sd->balance_interval < sd->max_interval) sd->balance_interval *= 2;".
- * Work pinned where it is (a task pinned beside a pinned spinner) thus
- * backs the level off to half a second, and the next unpinned waiter there
- * waits for it. Active balance (the busiest's running task pushed over by
- * the stopper once nr_balance_failed > cache_nice_tries + 2) is not had
- * from BPF.
+ * Periodic balance at one level, its outcome kept (sd_lb_outcome()). Active
+ * balance (the busiest's running task pushed over by the stopper once
+ * nr_balance_failed > cache_nice_tries + 2) is not had from BPF.
  */
 static bool balance_at(s32 cpu, struct lb_ctx *lb, u32 lvl, bool busy, u64 now)
 {
-	struct lb_sd *sd;
 	int r;
 
 	if (lvl >= LB_LEVELS)
 		return false;
-	sd = &lb->sd[lvl];
-	r = balance_level(cpu, lvl, busy, sd->nr_balance_failed, now);
-	sd_balanced(lb, lvl, now);
+	r = balance_level(cpu, lvl, busy, lb->sd[lvl].nr_balance_failed, now);
+	sd_lb_outcome(lb, cpu, lvl, r, now);
 	if (lvl == LB_LLC)
 		update_idle_scan(cpu, now);
-	if (r >= LB_FAILED)
-		sd->balance_interval = sd_weight(cpu, lvl);
-	else if ((r == LB_ALL_PINNED && sd->balance_interval < MAX_PINNED_INTERVAL_MS) ||
-		 sd->balance_interval < 2 * sd_weight(cpu, lvl))
-		sd->balance_interval *= 2;
-	sd->nr_balance_failed = r == LB_FAILED ? sd->nr_balance_failed + 1 : 0;
 	return r == LB_MOVED;
 }
