@@ -11,7 +11,7 @@
 # CPU 3 as the fallback idle CPU (sel_idle_cpu) instead.
 cd "$(dirname "$0")"; . ./lib.sh
 [ "$(nproc)" -ge 8 ] || fail "needs 4 cores x 2 threads (run.sh --cpus 8 --smt 4x2)"
-cycles=${WAKEPLACE_CYCLES:-60}
+cycles=${WAKEPLACE_CYCLES:-90}
 pin_to_last_core
 start_sched "$OUT/idle-core.log" --policy stock
 F="wakeups sel_idle_core sel_idle_cpu sel_prev sel_busy"
@@ -22,6 +22,12 @@ stop_sched INT
 check_no_ejection
 core=$(tot stock sel_idle_core) cpu=$(tot stock sel_idle_cpu)
 log "wakee on 1,3,5,7, $cycles wakeups: idle core $core, idle CPU $cpu"
-# Other tasks' wakeups (the stats client, kworkers) add a few of each.
-[ "$core" -ge $((cycles * 2 / 3)) ] || fail "only $core idle-core picks for $cycles wakeups whose cores 2-3 and 4-5 were idle ($cpu idle-CPU picks)"
-[ "$cpu" -lt $((cycles / 3)) ] || fail "$cpu idle-CPU picks: the idle cores were not found"
+# Other tasks' wakeups (the stats client, kworkers) add a few of each. A
+# quarter to a half of the wakee's wakeups select nothing: it blocked
+# ineligible beside the hog and is requeued there still delayed, as fair.c's
+# ttwu_runnable() does (delayed_stayed, 14-31 of 60 in four runs on 7.3.4),
+# so the picks are asserted against each other: a scan that let CPU 2 stand
+# for core 2-3 makes idle-CPU picks of nearly all the rest, idle-core
+# picks of none. Seen at 60 cycles: 23-53 idle-core against 3-10 idle-CPU.
+[ "$core" -ge $((cycles / 3)) ] || fail "only $core idle-core picks for $cycles wakeups whose cores 2-3 and 4-5 were idle ($cpu idle-CPU picks)"
+[ "$((2 * cpu))" -lt "$core" ] || fail "$cpu idle-CPU picks against $core idle-core picks: the idle cores were not found"
