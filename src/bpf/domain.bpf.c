@@ -109,6 +109,13 @@ static __always_inline bool sd_balance_due(struct lb_ctx *lb, u32 lvl, bool busy
 	return lvl < LB_LEVELS && now - lb->sd[lvl].last_balance >= sd_interval_ns(&lb->sd[lvl], busy);
 }
 
+/* That level has been balanced at @now ("sd->last_balance = jiffies"). */
+static __always_inline void sd_balanced(struct lb_ctx *lb, u32 lvl, u64 now)
+{
+	if (lvl < LB_LEVELS)
+		lb->sd[lvl].last_balance = now;
+}
+
 /*
  * One level's balance outcome, as sched_balance_rq() ends: a task moved; a
  * task could have moved (it passed the affinity test) but none did, or
@@ -133,7 +140,7 @@ enum lb_result { LB_ALL_PINNED = -2, LB_BALANCED = -1, LB_FAILED = 0, LB_MOVED =
  * sd->balance_interval < MAX_PINNED_INTERVAL) || sd->balance_interval <
  * sd->max_interval) sd->balance_interval *= 2;". Work pinned where it is (a
  * task pinned beside a pinned spinner) thus backs the level off to half a
- * second. And "sd->last_balance = jiffies".
+ * second. And the level is balanced (sd_balanced()).
  */
 static void sd_lb_outcome(struct lb_ctx *lb, s32 cpu, u32 lvl, int r, u64 now)
 {
@@ -141,21 +148,14 @@ static void sd_lb_outcome(struct lb_ctx *lb, s32 cpu, u32 lvl, int r, u64 now)
 
 	if (lvl >= LB_LEVELS)
 		return;
+	sd_balanced(lb, lvl, now);
 	sd = &lb->sd[lvl];
-	sd->last_balance = now;
 	if (r >= LB_FAILED)
 		sd->balance_interval = sd_weight(cpu, lvl);
 	else if ((r == LB_ALL_PINNED && sd->balance_interval < MAX_PINNED_INTERVAL_MS) ||
 		 sd->balance_interval < 2 * sd_weight(cpu, lvl))
 		sd->balance_interval *= 2;
 	sd->nr_balance_failed = r == LB_FAILED ? sd->nr_balance_failed + 1 : 0;
-}
-
-/* That level has been balanced at @now ("sd->last_balance = jiffies"). */
-static __always_inline void sd_balanced(struct lb_ctx *lb, u32 lvl, u64 now)
-{
-	if (lvl < LB_LEVELS)
-		lb->sd[lvl].last_balance = now;
 }
 
 /*
