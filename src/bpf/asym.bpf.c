@@ -141,7 +141,6 @@ static bool asym_pull(struct task_struct *p, s32 cpu, const struct cpumask *idle
 	u32 v = pol(WP_POL_ASYM);
 	s32 rank_dst = -1, perf_dst = -1, best;
 	u64 now = bpf_ktime_get_ns();
-	struct lb_ctx *lb;
 
 	/* A pull from an earlier tick that did not happen is decided again. */
 	if (tctx)
@@ -165,8 +164,7 @@ static bool asym_pull(struct task_struct *p, s32 cpu, const struct cpumask *idle
 	 * stopper pushes it (asym_active_balance()), "goto out_unbalanced":
 	 * the interval back to its minimum.
 	 */
-	if ((lb = lookup_lb(best, now)))
-		sd_lb_outcome(lb, best, lb_level(best, cpu), LB_FAILED, now);
+	sd_lb_outcome(best, lb_level(best, cpu), LB_FAILED, now);
 	tctx->asym_dst = best;
 	p->scx.slice = 0;
 	stat_inc(WP_ST_ASYM_PULLS);

@@ -155,7 +155,7 @@ static bool steal(s32 cpu)
 			continue;
 		}
 		weight = (1024 + weight / 2) / weight;
-		pulled = balance_level(cpu, l, false, sd->nr_balance_failed, t0) > 0;
+		pulled = balance_level(cpu, l, LB_NEWLY_IDLE, sd->nr_balance_failed, t0) == LB_MOVED;
 		now = bpf_ktime_get_ns();
 		curr_cost += now - t0;
 		newidle_cost(sd, now - t0, pulled ? weight : 0, now);
@@ -169,12 +169,68 @@ static bool steal(s32 cpu)
 }
 
 /*
- * Periodic balance, when this CPU picks its next task: each level whose
- * interval has passed (sched_balance_domains(), 7.3 l.14256), busy. A CPU
- * kicked for the nohz idle balance (kick_idle_puller()) balances the level
- * it was kicked for, idle, if nothing waits on its own queue.
+ * should_we_balance(), 7.3 l.13642 (6.12 l.11725), for a periodic or idle balance of
+ * @dst's domain at @lvl (a newidle one always goes on): of the local group,
+ * the first idle CPU on an idle core balances, else the first idle CPU
+ * beside a busy sibling ("if (sched_smt_active() && !(env->sd->flags &
+ * SD_SHARE_CPUCAPACITY) && !is_core_idle(cpu)) { if (idle_smt == -1)
+ * idle_smt = cpu; ..."), else the group's first CPU ("return
+ * group_balance_cpu(sg) == env->dst_cpu;"). An SMT level's groups are
+ * single CPUs: each balances for itself. @dst_idle: is @dst idle (it may be
+ * picking its next task)? A global function, verified once: inline in the
+ * idle balancer's scan of the CPUs, 6.12 refused ops.tick() as too complex.
  */
-static bool balance(s32 cpu)
+__noinline bool should_we_balance(s32 dst, u32 lvl, bool dst_idle)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	s32 c, first = -1, idle_smt = -1, s, found = -1;
+	u32 k;
+
+	bpf_for(c, 0, nr_cpus) {
+		bool core_idle = true;
+
+		if (!in_local_group(dst, c, lvl))
+			continue;
+		if (first < 0)
+			first = c;
+		if (!(c == dst ? dst_idle : cpu_idle_now(c, idle)))
+			continue;
+		if (smt_enabled && lvl != LB_SMT) {
+			/* is_core_idle(): every other thread of c's core is idle */
+			for_each_sibling(s, k, c) {
+				if (s != c && !(s == dst ? dst_idle : cpu_idle_now(s, idle))) {
+					core_idle = false;
+					break;
+				}
+			}
+		}
+		if (!core_idle) {
+			/* c's siblings are on a busy core too: none returns below */
+			if (idle_smt < 0)
+				idle_smt = c;
+			continue;
+		}
+		found = c;
+		break;
+	}
+	scx_bpf_put_idle_cpumask(idle);
+	if (found >= 0)
+		return found == dst;
+	return idle_smt >= 0 ? idle_smt == dst : first == dst;
+}
+
+/*
+ * Periodic balance, when this CPU picks its next task: each level whose
+ * interval has passed (sched_balance_domains(), 7.3 l.14256), busy, up to
+ * the first where should_we_balance() says another CPU of the group
+ * balances: that balance ends at out_balanced (sd_lb_outcome()) and no
+ * level above is balanced ("*continue_balancing = 0"). A CPU kicked for
+ * the nohz idle balance (kick_idle_puller(), which asked
+ * should_we_balance()) balances the level it was kicked for, idle, if
+ * nothing waits on its own queue. A global function, verified once: inline,
+ * 6.12 refused ops.dispatch() as too complex.
+ */
+__noinline bool balance(s32 cpu)
 {
 	u64 now = bpf_ktime_get_ns();
 	struct lb_ctx *lb = lookup_lb(cpu, now);
@@ -187,10 +243,16 @@ static bool balance(s32 cpu)
 		lb->ilb = 0;
 		if (!ilb || ilb > LB_LEVELS || scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
 			return false;
-		return balance_at(cpu, lb, ilb - 1, false, now);
+		return balance_at(cpu, lb, ilb - 1, LB_IDLE, now);
 	}
 	bpf_for(l, 0, LB_LEVELS) {
-		if (!sd_degenerate(cpu, l) && sd_balance_due(lb, l, true, now) && balance_at(cpu, lb, l, true, now))
+		if (sd_degenerate(cpu, l) || !sd_balance_due(lb, l, true, now))
+			continue;
+		if (!should_we_balance(cpu, l, false)) {
+			sd_lb_outcome(cpu, l, LB_BALANCED, now);
+			break;
+		}
+		if (balance_at(cpu, lb, l, LB_BUSY, now))
 			return true;
 	}
 	return false;
@@ -199,7 +261,8 @@ static bool balance(s32 cpu)
 /*
  * nohz_balancer_kick() and the ilb's pass (7.3 l.14446, sched_balance_domains()):
  * an idle CPU balances a level once that level's interval has passed
- * ("if (time_after_eq(jiffies, sd->last_balance + interval))"). Of the idle
+ * ("if (time_after_eq(jiffies, sd->last_balance + interval))"), if
+ * should_we_balance() picks it for its group. Of the idle
  * CPUs whose level spanning @cpu is due, the lowest level goes first, then
  * the first after @cpu or the highest ITMT priority; it is kicked to pull
  * (balance()). The kernel's ilb balances for every idle CPU in one pass:
@@ -221,6 +284,11 @@ static void kick_idle_puller(s32 cpu, const struct cpumask *idle)
 			continue;
 		if (!sd_balance_due(lb, lvl, false, now))
 			continue;
+		/* not the CPU that balances for its group: out_balanced */
+		if (!should_we_balance(other, lvl, true)) {
+			sd_lb_outcome(other, lvl, LB_BALANCED, now);
+			continue;
+		}
 		sd_balanced(lb, lvl, now);
 		pr = asym_prio(other);
 		if (best < 0 || lvl < best_lvl || (lvl == best_lvl && asym_active() && pr > best_prio)) {

@@ -58,6 +58,40 @@ static __always_inline u32 lb_level(s32 a, s32 b)
 	return same_core(a, b) ? LB_SMT : same_llc(a, b) ? LB_LLC : LB_ALL;
 }
 
+/* enum cpu_idle_type: the balance of a busy CPU, of an idle one (the nohz idle balance), of one about to idle. */
+enum lb_idle { LB_BUSY, LB_IDLE, LB_NEWLY_IDLE };
+
+/*
+ * Is @c in the local group of @cpu's domain at @lvl (sd->groups,
+ * group_balance_mask())? That group spans the first level below that is
+ * not degenerate: the core under the LLC, the LLC under the machine,
+ * @cpu alone under the SMT level.
+ */
+static __always_inline bool in_local_group(s32 cpu, s32 c, u32 lvl)
+{
+	if (lvl == LB_ALL && !sd_degenerate(cpu, LB_LLC))
+		return same_llc(cpu, c);
+	if (lvl >= LB_LLC && !sd_degenerate(cpu, LB_SMT))
+		return same_core(cpu, c);
+	return c == cpu;
+}
+
+/*
+ * LBF_DST_PINNED's CPU for @p, which may not run on @dst: "cpu =
+ * cpumask_first_and_and(env->dst_grpmask, env->cpus, p->cpus_ptr);", the
+ * first CPU of @dst's local group at @lvl that @p may run on; -1 if none.
+ */
+static s32 first_allowed_in_group(struct task_struct *p, s32 dst, u32 lvl)
+{
+	s32 c;
+
+	bpf_for(c, 0, nr_cpus) {
+		if (in_local_group(dst, c, lvl) && bpf_cpumask_test_cpu(c, p->cpus_ptr))
+			return c;
+	}
+	return -1;
+}
+
 static struct lb_ctx *lookup_lb(s32 cpu, u64 now)
 {
 	u32 key = cpu, l;
@@ -117,13 +151,14 @@ static __always_inline void sd_balanced(struct lb_ctx *lb, u32 lvl, u64 now)
 }
 
 /*
- * One level's balance outcome, as sched_balance_rq() ends: a task moved; a
+ * One level's balance outcome, as sched_balance_rq() ends: a task moved,
+ * here or (LBF_DST_PINNED) to another CPU of this CPU's group; a
  * task could have moved (it passed the affinity test) but none did, or
  * the busiest's running task was pushed over (active balance); every task
  * looked at was pinned, or refused before the affinity test (LBF_ALL_PINNED
  * stays set); nothing waited.
  */
-enum lb_result { LB_ALL_PINNED = -2, LB_BALANCED = -1, LB_FAILED = 0, LB_MOVED = 1 };
+enum lb_result { LB_ALL_PINNED = -2, LB_BALANCED = -1, LB_FAILED = 0, LB_MOVED = 1, LB_REDIRECTED = 2 };
 
 /*
  * 7.3 l.13556: "#define MAX_PINNED_INTERVAL 512" (ms): how far the interval
@@ -132,22 +167,25 @@ enum lb_result { LB_ALL_PINNED = -2, LB_BALANCED = -1, LB_FAILED = 0, LB_MOVED =
 #define MAX_PINNED_INTERVAL_MS 512
 
 /*
- * What a balance of level @lvl of @cpu (@lb) leaves, 7.3 l.13903-14041:
- * moved, "sd->nr_balance_failed = 0"; failed (active balance included),
+ * What a balance of level @lvl of @cpu leaves, 7.3 l.13903-14041:
+ * moved (redirected too), "sd->nr_balance_failed = 0"; failed (active balance included),
  * "sd->nr_balance_failed++" and (out_unbalanced) "sd->balance_interval =
  * sd->min_interval"; balanced, or all pinned (out_all_pinned),
  * "sd->nr_balance_failed = 0" and "if ((env.flags & LBF_ALL_PINNED &&
  * sd->balance_interval < MAX_PINNED_INTERVAL) || sd->balance_interval <
  * sd->max_interval) sd->balance_interval *= 2;". Work pinned where it is (a
  * task pinned beside a pinned spinner) thus backs the level off to half a
- * second. And the level is balanced (sd_balanced()).
+ * second. And the level is balanced (sd_balanced()). A global function,
+ * verified once: inline in the idle balancer's scan, 6.12 refused
+ * ops.tick() as too complex.
  */
-static void sd_lb_outcome(struct lb_ctx *lb, s32 cpu, u32 lvl, int r, u64 now)
+__noinline int sd_lb_outcome(s32 cpu, u32 lvl, int r, u64 now)
 {
+	struct lb_ctx *lb = lookup_lb(cpu, now);
 	struct lb_sd *sd;
 
-	if (lvl >= LB_LEVELS)
-		return;
+	if (!lb || lvl >= LB_LEVELS)
+		return 0;
 	sd_balanced(lb, lvl, now);
 	sd = &lb->sd[lvl];
 	if (r >= LB_FAILED)
@@ -156,6 +194,7 @@ static void sd_lb_outcome(struct lb_ctx *lb, s32 cpu, u32 lvl, int r, u64 now)
 		 sd->balance_interval < 2 * sd_weight(cpu, lvl))
 		sd->balance_interval *= 2;
 	sd->nr_balance_failed = r == LB_FAILED ? sd->nr_balance_failed + 1 : 0;
+	return 0;
 }
 
 /*
