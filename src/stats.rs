@@ -317,10 +317,6 @@ pub struct Metrics {
     )]
     pub move_refused: u64,
     #[stat(
-        desc = "Balances that moved a task not to the balancing CPU, which it may not run on, but to another CPU of its group (fair.c's LBF_DST_PINNED)"
-    )]
-    pub lb_redirected: u64,
-    #[stat(
         desc = "Longest a runnable task waited in the queues since load (us): what the kernel's watchdog checks"
     )]
     pub queued_max_ever_us: f64,
@@ -444,7 +440,6 @@ impl Metrics {
             starved_runs: d(i::wp_stat_idx_WP_ST_STARVED_RUNS),
             idle_rescue_kicks: d(i::wp_stat_idx_WP_ST_IDLE_RESCUE_KICKS),
             move_refused: d(i::wp_stat_idx_WP_ST_MOVE_REFUSED),
-            lb_redirected: d(i::wp_stat_idx_WP_ST_LB_REDIRECTED),
             queued_max_ever_us: cur.queued_max_ns as f64 / 1000.0,
             queued_max_pid: cur.queued_max_pid,
             wakeups_total: cur.get(i::wp_stat_idx_WP_ST_WAKEUPS),

@@ -76,22 +76,6 @@ static __always_inline bool in_local_group(s32 cpu, s32 c, u32 lvl)
 	return c == cpu;
 }
 
-/*
- * LBF_DST_PINNED's CPU for @p, which may not run on @dst: "cpu =
- * cpumask_first_and_and(env->dst_grpmask, env->cpus, p->cpus_ptr);", the
- * first CPU of @dst's local group at @lvl that @p may run on; -1 if none.
- */
-static s32 first_allowed_in_group(struct task_struct *p, s32 dst, u32 lvl)
-{
-	s32 c;
-
-	bpf_for(c, 0, nr_cpus) {
-		if (in_local_group(dst, c, lvl) && bpf_cpumask_test_cpu(c, p->cpus_ptr))
-			return c;
-	}
-	return -1;
-}
-
 static struct lb_ctx *lookup_lb(s32 cpu, u64 now)
 {
 	u32 key = cpu, l;
@@ -151,14 +135,13 @@ static __always_inline void sd_balanced(struct lb_ctx *lb, u32 lvl, u64 now)
 }
 
 /*
- * One level's balance outcome, as sched_balance_rq() ends: a task moved,
- * here or (LBF_DST_PINNED) to another CPU of this CPU's group; a
+ * One level's balance outcome, as sched_balance_rq() ends: a task moved; a
  * task could have moved (it passed the affinity test) but none did, or
  * the busiest's running task was pushed over (active balance); every task
  * looked at was pinned, or refused before the affinity test (LBF_ALL_PINNED
  * stays set); nothing waited.
  */
-enum lb_result { LB_ALL_PINNED = -2, LB_BALANCED = -1, LB_FAILED = 0, LB_MOVED = 1, LB_REDIRECTED = 2 };
+enum lb_result { LB_ALL_PINNED = -2, LB_BALANCED = -1, LB_FAILED = 0, LB_MOVED = 1 };
 
 /*
  * 7.3 l.13556: "#define MAX_PINNED_INTERVAL 512" (ms): how far the interval
@@ -168,7 +151,7 @@ enum lb_result { LB_ALL_PINNED = -2, LB_BALANCED = -1, LB_FAILED = 0, LB_MOVED =
 
 /*
  * What a balance of level @lvl of @cpu leaves, 7.3 l.13903-14041:
- * moved (redirected too), "sd->nr_balance_failed = 0"; failed (active balance included),
+ * moved, "sd->nr_balance_failed = 0"; failed (active balance included),
  * "sd->nr_balance_failed++" and (out_unbalanced) "sd->balance_interval =
  * sd->min_interval"; balanced, or all pinned (out_all_pinned),
  * "sd->nr_balance_failed = 0" and "if ((env.flags & LBF_ALL_PINNED &&

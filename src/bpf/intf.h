@@ -85,7 +85,6 @@ enum wp_stat_idx {
 	WP_ST_STARVED_RUNS,	/* tasks queued for a quarter of the watchdog timeout, run out of order */
 	WP_ST_IDLE_RESCUE_KICKS, /* idle CPUs kicked by the timer: work waited there with no kick */
 	WP_ST_MOVE_REFUSED,	/* iterator moves not made, the task chosen: the kernel's lock state was wrong (dsq_move.bpf.c) */
-	WP_ST_LB_REDIRECTED,	/* balances that moved a task to another CPU of the balancing CPU's group (LBF_DST_PINNED) */
 	/*
 	 * Shadow decisions (shadow.bpf.c), whatever the variant in force.
 	 * delayed: of the delayed wakeups, those CPU selection would move

@@ -63,18 +63,6 @@ static __always_inline bool dst_has_queued(s32 dst)
 }
 
 /*
- * What one sched_balance_rq() carries through its passes (its struct lb_env):
- * the balancing CPU, the CPU the tasks go to (env->dst_cpu), the level,
- * what kind of balance (newidle redirects nothing), its failures so far,
- * LBF_ALL_PINNED and LBF_DST_PINNED's env->new_dst_cpu (-1: none).
- */
-struct balance_env {
-	s32 this_cpu, dst, new_dst;
-	u32 lvl, idle, failed;
-	bool all_pinned;
-};
-
-/*
  * can_migrate_task(), 7.3 l.11131, for a task waiting in @src's queue (never
  * a running one, nor a delayed one: delayed tasks stay off the queues), in
  * the kernel's order: on 7.x "if (!env->sd->nr_balance_failed &&
@@ -84,12 +72,9 @@ struct balance_env {
  * "env->flags &= ~LBF_ALL_PINNED;"; then "if (!hot ||
  * env->sd->nr_balance_failed > env->sd->cache_nice_tries) return 1;".
  * cache_nice_tries: 0 for SMT, 1 above (topology.c l.2003-2023).
- * A task the affinity test refuses names the CPU the balance may go on
- * with (LBF_DST_PINNED, l.11183): "if (env->idle == CPU_NEWLY_IDLE ||
- * env->flags & (LBF_DST_PINNED | LBF_ACTIVE_LB)) return 0; cpu =
- * cpumask_first_and_and(env->dst_grpmask, env->cpus, p->cpus_ptr);".
+ * *@pinned is cleared as LBF_ALL_PINNED is.
  */
-static bool can_migrate(struct task_struct *p, struct balance_env *env, u64 now)
+static bool can_migrate(struct task_struct *p, s32 dst, u32 lvl, u32 failed, u64 now, bool *pinned)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	struct cpu_ctx *src = NULL;
@@ -98,48 +83,34 @@ static bool can_migrate(struct task_struct *p, struct balance_env *env, u64 now)
 		return false;
 	if (tctx->rq_cpu >= 0)
 		src = lookup_cpu_ctx(tctx->rq_cpu);
-	if (fair_7x() && !env->failed && src && dst_has_queued(env->dst) &&
-	    !vruntime_eligible(src, tctx->vruntime))
+	if (fair_7x() && !failed && src && dst_has_queued(dst) && !vruntime_eligible(src, tctx->vruntime))
 		return false;
-	if (is_migration_disabled(p))
+	if (is_migration_disabled(p) || !bpf_cpumask_test_cpu(dst, p->cpus_ptr))
 		return false;
-	if (!bpf_cpumask_test_cpu(env->dst, p->cpus_ptr)) {
-		if (env->idle != LB_NEWLY_IDLE && env->new_dst < 0)
-			env->new_dst = first_allowed_in_group(p, env->dst, env->lvl);
-		return false;
-	}
-	env->all_pinned = false;
-	return !task_hot(p, tctx, env->dst, env->lvl, now) || env->failed > (env->lvl == LB_SMT ? 0 : 1);
+	*pinned = false;
+	return !task_hot(p, tctx, dst, lvl, now) || failed > (lvl == LB_SMT ? 0 : 1);
 }
 
 /*
  * detach_tasks() for one task (a newidle or idle balance moves one; a busy
- * one two tasks longer): the first task of @src's queue that may move to
- * env->dst, this CPU's local queue or, redirected, another CPU's (the
- * kernel's attach_task() onto that rq; it is kicked if idle). The kernel
- * walks cfs_tasks from its least recently run end; the queue here is in
- * deadline order. None where an iterator move would lock up (dsq_move.bpf.c).
+ * one two tasks longer): the first task of @src's queue that may move. The
+ * kernel walks cfs_tasks from its least recently run end; the queue here is
+ * in deadline order. None where an iterator move would lock up (dsq_move.bpf.c).
  */
-static bool pull_from(struct balance_env *env, s32 src, u64 now)
+static bool pull_from(s32 dst, s32 src, u32 lvl, u32 failed, u64 now, bool *pinned)
 {
-	u64 to = env->dst == env->this_cpu ? SCX_DSQ_LOCAL : SCX_DSQ_LOCAL_ON | (u32)env->dst;
 	struct task_struct *p;
 	int scanned = 0;
 
 	bpf_for_each(scx_dsq, p, cpu_dsq(src), 0) {
 		if (++scanned > QUEUE_SCAN_DEPTH)
 			break;
-		if (!can_migrate(p, env, now))
+		if (!can_migrate(p, dst, lvl, failed, now, pinned))
 			continue;
-		if (!iter_move_ok(env->this_cpu))
+		if (!iter_move_ok(dst))
 			break;
-		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, to, 0)) {
-			if (env->dst != env->this_cpu) {
-				scx_bpf_kick_cpu(env->dst, SCX_KICK_IDLE);
-				stat_inc(WP_ST_LB_REDIRECTED);
-			}
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
 			return true;
-		}
 	}
 	return false;
 }
@@ -162,38 +133,26 @@ static __always_inline bool waiting_on(s32 cpu)
  * the waiting work on CPUs of the level not in the level below, the first
  * task that can_migrate() allows. Busy (@idle LB_BUSY: CPU_NOT_IDLE), a
  * queue at least two tasks longer than ours counts, as sched_balance_rq()
- * evens out nr_running. Where the affinity test named another CPU of this
- * CPU's group, the same source is looked at again for that CPU (7.3
- * l.13874, "if ((env.flags & LBF_DST_PINNED) && env.imbalance > 0) { ...
- * env.dst_cpu = env.new_dst_cpu; ... goto more_balance; }"): an idle CPU
- * balancing for its core pulls work its sibling may run, not it. Once per
- * balance here; the kernel may redirect once per CPU of the group.
- * Returns an enum lb_result: LB_MOVED only if this CPU has the task. A global function, verified once on its own
- * (as select_task_rq()): inline at its three call sites, dispatch went
- * past the verifier's 1M instructions on 6.12.
+ * evens out nr_running. A task that may not run here is not redirected to
+ * another CPU of this CPU's group (LBF_DST_PINNED, 7.3 l.11183 and
+ * l.13874): that pass tripled 6.12's verification time. Returns an enum lb_result. A global function, verified once
+ * on its own (as select_task_rq()): inline at its three call sites,
+ * dispatch went past the verifier's 1M instructions on 6.12.
  */
 __noinline int balance_level(s32 cpu, u32 lvl, u32 idle, u32 failed, u64 now)
 {
-	struct balance_env env = { .this_cpu = cpu, .dst = cpu, .new_dst = -1, .lvl = lvl, .idle = idle,
-			      .failed = failed, .all_pinned = true };
 	s32 own = scx_bpf_dsq_nr_queued(cpu_dsq(cpu)), i;
-	bool waited = false, redirected = false;
+	bool waited = false, pinned = true, busy = idle == LB_BUSY;
 
 	bpf_for(i, 0, nr_cpus) {
 		s32 other = (cpu + 1 + i) % nr_cpus;
 		struct task_struct *curr;
 
 		if (other == cpu || lb_level(cpu, other) != lvl || !waiting_on(other) ||
-		    (idle == LB_BUSY && scx_bpf_dsq_nr_queued(cpu_dsq(other)) < own + 2))
+		    (busy && scx_bpf_dsq_nr_queued(cpu_dsq(other)) < own + 2))
 			continue;
-		if (pull_from(&env, other, now))
+		if (pull_from(cpu, other, lvl, failed, now, &pinned))
 			return LB_MOVED;
-		if (env.new_dst >= 0 && !redirected) {
-			redirected = true;
-			env.dst = env.new_dst;
-			if (pull_from(&env, other, now))
-				return LB_REDIRECTED;
-		}
 		waited = true;
 		/*
 		 * detach_tasks() also looks at the busiest CPU's running task,
@@ -201,17 +160,17 @@ __noinline int balance_level(s32 cpu, u32 lvl, u32 idle, u32 failed, u64 now)
 		 * it (its eligibility test, before that, is not had here).
 		 */
 		curr = __COMPAT_scx_bpf_cpu_curr(other);
-		if (curr && curr->pid && !higher_class(curr) && untrusted_allows_cpu(curr, env.dst))
-			env.all_pinned = false;
+		if (curr && curr->pid && !higher_class(curr) && untrusted_allows_cpu(curr, cpu))
+			pinned = false;
 	}
-	return !waited ? LB_BALANCED : env.all_pinned ? LB_ALL_PINNED : LB_FAILED;
+	return !waited ? LB_BALANCED : pinned ? LB_ALL_PINNED : LB_FAILED;
 }
 
 /*
  * Periodic balance at one level (@idle: LB_BUSY, or LB_IDLE for the nohz
- * idle balance), its outcome kept (sd_lb_outcome()). Active balance (the
- * busiest's running task pushed over by the stopper once nr_balance_failed
- * > cache_nice_tries + 2) is not had from BPF.
+ * idle balance), its outcome kept (sd_lb_outcome()). Active
+ * balance (the busiest's running task pushed over by the stopper once
+ * nr_balance_failed > cache_nice_tries + 2) is not had from BPF.
  */
 static bool balance_at(s32 cpu, struct lb_ctx *lb, u32 lvl, u32 idle, u64 now)
 {
