@@ -135,9 +135,10 @@ static __always_inline bool waiting_on(s32 cpu)
  * queue at least two tasks longer than ours counts, as sched_balance_rq()
  * evens out nr_running. A task that may not run here is not redirected to
  * another CPU of this CPU's group (LBF_DST_PINNED, 7.3 l.11183 and
- * l.13874): that pass tripled 6.12's verification time. Returns an enum lb_result. A global function, verified once
- * on its own (as select_task_rq()): inline at its three call sites,
- * dispatch went past the verifier's 1M instructions on 6.12.
+ * l.13874): that pass tripled 6.12's verification time. Returns an enum
+ * lb_result. A global function, verified once on its own (as
+ * select_task_rq()): inline at its three call sites, dispatch went past
+ * the verifier's 1M instructions on 6.12.
  */
 __noinline int balance_level(s32 cpu, u32 lvl, u32 idle, u32 failed, u64 now)
 {
