@@ -183,28 +183,16 @@ static bool steal(s32 cpu)
 __noinline bool should_we_balance(s32 dst, u32 lvl, bool dst_idle)
 {
 	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
-	s32 c, first = -1, idle_smt = -1, s, found = -1;
-	u32 k;
+	s32 c, first = -1, idle_smt = -1, found = -1;
 
 	bpf_for(c, 0, nr_cpus) {
-		bool core_idle = true;
-
 		if (!in_local_group(dst, c, lvl))
 			continue;
 		if (first < 0)
 			first = c;
 		if (!(c == dst ? dst_idle : cpu_idle_now(c, idle)))
 			continue;
-		if (smt_enabled && lvl != LB_SMT) {
-			/* is_core_idle(): every other thread of c's core is idle */
-			for_each_sibling(s, k, c) {
-				if (s != c && !(s == dst ? dst_idle : cpu_idle_now(s, idle))) {
-					core_idle = false;
-					break;
-				}
-			}
-		}
-		if (!core_idle) {
+		if (smt_enabled && lvl != LB_SMT && !is_core_idle(c, dst, dst_idle)) {
 			/* c's siblings are on a busy core too: none returns below */
 			if (idle_smt < 0)
 				idle_smt = c;

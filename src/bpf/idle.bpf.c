@@ -52,22 +52,7 @@ static __always_inline void set_idle_cores(s32 cpu, bool val)
 /* __update_idle_core(): @cpu goes idle; is every other thread of its core idle? */
 static void update_idle_core(s32 cpu)
 {
-	const struct cpumask *idle;
-	bool core_idle = true;
-	s32 s;
-	u32 k;
-
-	if (!smt_enabled || test_idle_cores(cpu))
-		return;
-	idle = scx_bpf_get_idle_cpumask();
-	for_each_sibling(s, k, cpu) {
-		if (s != cpu && !cpu_idle_now(s, idle)) {
-			core_idle = false;
-			break;
-		}
-	}
-	scx_bpf_put_idle_cpumask(idle);
-	if (core_idle)
+	if (smt_enabled && !test_idle_cores(cpu) && is_core_idle(cpu, -1, false))
 		set_idle_cores(cpu, true);
 }
 

@@ -122,6 +122,31 @@ static __always_inline bool cpu_idle_now(s32 cpu, const struct cpumask *idle)
 	return bpf_cpumask_test_cpu(cpu, idle) && !cpu_busy(cpu);
 }
 
+/*
+ * is_core_idle() (fair.c 7.3 l.2404): is every other SMT thread of @cpu's
+ * core idle? @known is a CPU whose idleness the caller knows better than
+ * the idle mask (it may be picking its next task), given as @known_idle;
+ * -1 for none. A global function, verified once: inline in
+ * should_we_balance()'s scan of the CPUs, it added 157k instructions to
+ * 6.12's verification of ops.dispatch() and of ops.tick() each.
+ */
+__noinline bool is_core_idle(s32 cpu, s32 known, bool known_idle)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	bool core_idle = true;
+	s32 s;
+	u32 k;
+
+	for_each_sibling(s, k, cpu) {
+		if (s != cpu && !(s == known ? known_idle : cpu_idle_now(s, idle))) {
+			core_idle = false;
+			break;
+		}
+	}
+	scx_bpf_put_idle_cpumask(idle);
+	return core_idle;
+}
+
 /* Is any CPU in @p's affinity other than @except idle right now? */
 static bool allowed_cpu_idle(struct task_struct *p, s32 except)
 {
