@@ -44,7 +44,9 @@ if [ -z "$out" ]; then
 	rm -rf "$out"
 fi
 mkdir -p "$out"
-tools/vm/run.sh --kernel "$kernel" --cpus 8 --smt 4x2 --timeout 2400 --out "$out" \
+# A hang guard, not a budget: longer runs (WAKEPLACE_SECS) get more. 2400 s
+# cut a burst-ranked run of 80 s (9 phases of 240 s) before its last phase.
+tools/vm/run.sh --kernel "$kernel" --cpus 8 --smt 4x2 --timeout $((2400 + 150 * ${WAKEPLACE_SECS:-5})) --out "$out" \
 	-- env WAKEPLACE_BEFORE_BIN="$before" WAKEPLACE_WORKLOADS="${WAKEPLACE_WORKLOADS:-}" WAKEPLACE_SECS="${WAKEPLACE_SECS:-5}" WAKEPLACE_CYCLES="${WAKEPLACE_CYCLES:-40}" \
 	tests/vm/fidelity_matrix.sh
 [ -s "$out/matrix.md" ] || { echo "fidelity.sh: no matrix written (see $out/console.log)" >&2; exit 1; }
