@@ -128,7 +128,10 @@ static __always_inline bool cpu_idle_now(s32 cpu, const struct cpumask *idle)
  * the idle mask (it may be picking its next task), given as @known_idle;
  * -1 for none. A global function, verified once: inline in
  * should_we_balance()'s scan of the CPUs, it added 157k instructions to
- * 6.12's verification of ops.dispatch() and of ops.tick() each.
+ * 6.12's verification of ops.dispatch() and of ops.tick() each. It reads
+ * the idle mask itself (a per-CPU pointer) rather than take the caller's:
+ * a global function's pointer arguments are checked as memory, not as a
+ * kernel cpumask.
  */
 __noinline bool is_core_idle(s32 cpu, s32 known, bool known_idle)
 {
