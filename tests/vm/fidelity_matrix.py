@@ -8,12 +8,19 @@ pattern with the ranking override.
     fidelity_matrix.py --check MATRIX.json DEPARTURES
 
 
-reads OUT/trace.bt (bpftrace maps keyed by run = phase * 100 + workload,
-both from 1), OUT/<phase>-<workload>.json (the scheduler's counters,
+    fidelity_matrix.py OUT KERNEL --repeats N --phases ... --workloads ...
+
+reads OUT/trace.bt (bpftrace maps keyed by run = repeat * 1000 + phase *
+100 + workload, repeat from 0, phase and workload from 1),
+OUT/<phase>-<workload>[-r<repeat>].json (the scheduler's counters,
 sumstats.py) and .out (the workload's JSON), and writes OUT/matrix.json,
-OUT/matrix.md and OUT/matrix.svg. A cell counts when either side has at
-least MIN_EVENTS events behind it; it is off when the ratio is outside
-0.8-1.25 (the fidelity issue's +-20%).
+OUT/matrix.md and OUT/matrix.svg. With --repeats N (each phase run N times,
+interleaved) a cell is the pooled rate (the events of all N runs over all
+their wakeups), and each ratio comes with the range of the N per-run
+ratios (run r's stock against run r's EEVDF): the noise a single run would
+have had. A cell counts when either side has at least MIN_EVENTS events
+behind it; it is off when the pooled ratio is outside 0.8-1.25 (the
+fidelity issue's +-20%).
 """
 import argparse
 import html
@@ -76,8 +83,35 @@ def load_json(path):
         return {}
 
 
-def cells(bt, sched, out):
-    """Rates from one run; each cell is (value, events behind it)."""
+def raw(bt, sched, out):
+    """One run's counts: the bpftrace maps, the emulation's delayed requeues
+    (its own counter; EEVDF's are the kprobe's map) and delayed-stall's
+    stalls, all sums, so that runs pool by adding them."""
+    r = dict(bt)
+    if sched != "eevdf":
+        d = load_json(f"{out}.json").get("delayed_wakeups")
+        if d is not None:
+            r["sched_delayed"] = d
+    res = load_json(f"{out}.out")
+    if res.get("bench") == "delayed-stall":
+        n = res.get("counts", {})
+        r["stall_wakeups"] = n.get("wakeups", 0)
+        r["stalls"] = n.get("stalls", 0)
+    return r
+
+
+def pool(runs):
+    """The counts of several runs added up."""
+    out = {}
+    for r in runs:
+        for k, v in r.items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+def cells(bt, sched):
+    """Rates from one run's counts, or pooled ones (raw(), pool()); each
+    cell is (value, events behind it)."""
     w = bt.get("wakeups", 0)
     per = lambda k, n=w: (bt.get(k, 0) / n if n else None, bt.get(k, 0))  # noqa: E731
     c = {"wakeups": (w, w)}
@@ -95,12 +129,11 @@ def cells(bt, sched, out):
     if sched == "eevdf":
         c["delayed_requeues_per_wakeup"] = per("delayed_requeues")
     else:
-        d = load_json(f"{out}.json").get("delayed_wakeups")
+        d = bt.get("sched_delayed")
         c["delayed_requeues_per_wakeup"] = (d / w if w and d is not None else None, d or 0)
-    res = load_json(f"{out}.out")
-    if res.get("bench") == "delayed-stall":
-        n = res.get("counts", {}).get("wakeups", 0)
-        c["stall_pct"] = (res.get("metrics", {}).get("stall_pct"), n)
+    if "stall_wakeups" in bt:
+        n = bt["stall_wakeups"]
+        c["stall_pct"] = (100.0 * bt["stalls"] / n if n else None, n)
     return c
 
 
@@ -204,21 +237,31 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("kernel")
+    ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--phases", nargs="+", required=True)
     ap.add_argument("--workloads", nargs="+", required=True)
     a = ap.parse_args()
     bt = bt_maps(f"{a.out}/trace.bt")
-    run = {}
+    # per_run[label, name]: each repeat's cells; run: the pooled cells.
+    per_run, run = {}, {}
     for p, label in enumerate(a.phases):
+        side = "eevdf" if label == "eevdf" else label
         for w, name in enumerate(a.workloads):
-            code = (p + 1) * 100 + w + 1
-            if code in bt:
-                run[label, name] = cells(bt[code], "eevdf" if label == "eevdf" else label,
-                                         f"{a.out}/{label}-{name}")
+            counts = []
+            for r in range(a.repeats):
+                code = r * 1000 + (p + 1) * 100 + w + 1
+                tag = f"-r{r + 1}" if a.repeats > 1 else ""
+                if code in bt:
+                    counts.append(raw(bt[code], side, f"{a.out}/{label}-{name}{tag}"))
+            if counts:
+                per_run[label, name] = [cells(c, side) for c in counts]
+                run[label, name] = cells(pool(counts), side)
     sides = [s for s in ("stock", "before") if s in a.phases]
-    matrix = {"kernel": a.kernel, "min_events": MIN_EVENTS, "band": [LO, HI], "workloads": {},
-              "key_cells": list(KEY_CELLS)}
-    head = "| | EEVDF | " + " | ".join(f"{s} | ratio" for s in sides) + " |"
+    matrix = {"kernel": a.kernel, "repeats": a.repeats, "min_events": MIN_EVENTS, "band": [LO, HI],
+              "workloads": {}, "key_cells": list(KEY_CELLS)}
+    many = a.repeats > 1
+    head = ("| | EEVDF | " + ("EEVDF runs max/min | " if many else "")
+            + " | ".join(f"{s} | ratio" + (" [per run]" if many else "") for s in sides) + " |")
     md = []
     tally = {s: [0, 0] for s in sides}
     for name in a.workloads:
@@ -226,20 +269,32 @@ def main():
             continue
         e = run["eevdf", name]
         rows = {}
-        md += [f"### {name}", "", head, "|---|---:|" + "---:|---:|" * len(sides)]
+        md += [f"### {name}", "", head, "|---|---:|" + ("---:|" if many else "") + "---:|---:|" * len(sides)]
         for key, label in ROWS:
             if key not in e:
                 continue
             row = {"eevdf": e[key][0], "events_eevdf": e[key][1]}
             line = f"| {label} | {fmt(e[key][0])} |"
+            if many:
+                # EEVDF against itself: how far apart its own runs are.
+                ev = [c[key][0] for c in per_run["eevdf", name] if c.get(key, (None,))[0] is not None]
+                row["eevdf_runs"] = ev
+                line += f" {fmt(max(ev) / min(ev)) if ev and min(ev) > 0 else '-'} |"
             for s in sides:
                 c = run.get((s, name), {}).get(key, (None, 0))
                 ratio, counts, off = judge(e[key], c)
                 row[s] = {"value": c[0], "events": c[1], "ratio": ratio, "counts": counts, "off": off}
+                span = ""
+                if many:
+                    rs = [judge(er.get(key, (None, 0)), sr.get(key, (None, 0)))[0]
+                          for er, sr in zip(per_run["eevdf", name], per_run.get((s, name), []))]
+                    rs = [x for x in rs if x is not None]
+                    row[s]["ratio_runs"] = rs
+                    span = f" [{fmt(min(rs))}-{fmt(max(rs))}]" if rs else ""
                 if key != "wakeups" and counts:
                     tally[s][0] += 1
                     tally[s][1] += off
-                line += f" {fmt(c[0])} | {fmt(ratio)}{' !' if off and key != 'wakeups' else ''} |"
+                line += f" {fmt(c[0])} | {fmt(ratio)}{span}{' !' if off and key != 'wakeups' else ''} |"
             rows[key] = row
             md.append(line)
         md.append("")
@@ -262,11 +317,21 @@ def main():
                        "prev_busy_wait_mean_us", "waited_5ms_pct", "migrations_per_wakeup"):
                 vals = [run[p, "burst-ranked"].get(key, (None, 0)) for p in ranked]
                 seed[key] = {p: v[0] for p, v in zip(ranked, vals)}
-                md.append(f"| {label} | " + " | ".join(fmt(v[0]) for v in vals) + " |")
+                shown = [fmt(v[0]) for v in vals]
+                if many:
+                    for i, p in enumerate(ranked):
+                        rv = [c[key][0] for c in per_run[p, "burst-ranked"] if c.get(key, (None,))[0] is not None]
+                        seed[key][p + " runs"] = rv
+                        if rv:
+                            shown[i] += f" [{fmt(min(rv))}-{fmt(max(rv))}]"
+                md.append(f"| {label} | " + " | ".join(shown) + " |")
         md.append("")
     matrix["burst_ranked"] = seed
 
-    md = [f"Kernel {a.kernel}, one boot, TCG guest (compare ratios, not absolute times). Both sides "
+    runs = (f"Each phase run {a.repeats} times, interleaved; a cell pools the runs' events, and "
+            "\"[per run]\" is the range of the runs' own ratios (run r's stock against run r's EEVDF). "
+            if many else "")
+    md = [f"Kernel {a.kernel}, one boot, TCG guest (compare ratios, not absolute times). {runs}Both sides "
           "measured by one bpftrace session on the scheduler tracepoints, for each workload's own "
           "tasks (`tests/vm/fidelity_matrix.sh`). Wake-to-run: from `sched_waking` (the "
           "waker's CPU, both sides) to the wakee's `sched_switch`. Delayed requeues: fair.c's "

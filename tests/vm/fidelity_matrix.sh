@@ -20,7 +20,11 @@
 # WAKEPLACE_BEFORE_BIN=PATH adds a phase "before": that binary's --policy
 # stock over every workload, and its three ranked phases (before-ranked,
 # before-migrate-ranked, before-perf-ranked), for a fidelity change's
-# before/after cells in one boot. Writes $OUT/trace.bt, per run $OUT/<phase>-<workload>.{out,json}
+# before/after cells in one boot.
+# WAKEPLACE_REPEATS=N runs every phase N times, interleaved (eevdf, stock,
+# ..., eevdf, stock, ...): one run a side cannot tell a departure of 20%
+# from the noise between two runs of the same decisions (the README's A/A
+# pair). Writes $OUT/trace.bt, per run $OUT/<phase>-<workload>[-r<N>].{out,json}
 # and fidelity_matrix.py's matrix.{md,json,svg}.
 cd "$(dirname "$0")"; . ./lib.sh
 command -v bpftrace >/dev/null || fail "bpftrace missing (tools/setup.sh installs it)"
@@ -82,7 +86,10 @@ match() {
 
 # run_code PHASE WORKLOAD (indexes from 0): a run's number, PHASE * 100 +
 # WORKLOAD, both from 1 (fidelity_matrix.py reads the maps by it). A marker
-# program named wpm-<run> is executed before each run; its exec sets @cur.
+# program named wpm-<run> is executed before each run; its exec sets @cur,
+# plus the repeat's 1000s, which a marker wpr-<repeat> sets before each
+# repeat.
+REPEATS=${WAKEPLACE_REPEATS:-1}
 run_code() { echo $((($1 + 1) * 100 + $2 + 1)); }
 
 # mine EXPR: the current run's workload owns the task named EXPR.
@@ -118,11 +125,14 @@ mine() {
 # TCG against EEVDF's 32-128 us from the trace to the idle exit (7.3.4).
 program() {
 	local p w
-	echo 'tracepoint:sched:sched_process_exec /strncmp(comm, "wpm-", 4) == 0/ {'
+	echo 'tracepoint:sched:sched_process_exec /strncmp(comm, "wpm-", 4) == 0 || strncmp(comm, "wpr-", 4) == 0/ {'
 	for p in "${!PHASES[@]}"; do
 		for w in "${!WORKLOADS[@]}"; do
-			echo "	if (comm == \"wpm-$(run_code "$p" "$w")\") { @cur = $(run_code "$p" "$w"); }"
+			echo "	if (comm == \"wpm-$(run_code "$p" "$w")\") { @cur = @rep + $(run_code "$p" "$w"); }"
 		done
+	done
+	for r in $(seq 1 "$REPEATS"); do
+		echo "	if (comm == \"wpr-$r\") { @rep = $(((r - 1) * 1000)); }"
 	done
 	cat <<EOF
 	clear(@wl); clear(@wts); clear(@wk); clear(@wcpu); clear(@pcpu); clear(@prevbusy);
@@ -175,7 +185,7 @@ kprobe:enqueue_task_fair /(arg2 & $ENQUEUE_DELAYED) && $(mine '((struct task_str
 	@delayed_requeues[@cur] = count();
 }
 tracepoint:sched:sched_process_exit /comm == "wpm-ready"/ { printf("ready\n"); }
-END { clear(@cur); clear(@curr); clear(@wl); clear(@wts); clear(@wk); clear(@wcpu); clear(@pcpu); clear(@prevbusy); }
+END { clear(@rep); clear(@cur); clear(@curr); clear(@wl); clear(@wts); clear(@wk); clear(@wcpu); clear(@pcpu); clear(@prevbusy); }
 EOF
 }
 
@@ -183,6 +193,7 @@ MARKERS=$(mktemp -d)
 for p in "${!PHASES[@]}"; do
 	for w in "${!WORKLOADS[@]}"; do cp /bin/true "$MARKERS/wpm-$(run_code "$p" "$w")"; done
 done
+for r in $(seq 1 "$REPEATS"); do cp /bin/true "$MARKERS/wpr-$r"; done
 cp /bin/true "$MARKERS/wpm-ready"
 
 program >"$OUT/trace.bt.src"
@@ -198,31 +209,36 @@ done
 grep -q '^ready' "$OUT/trace.bt" || { cat "$OUT/trace.bt"; fail "bpftrace did not attach"; }
 log "bpftrace attached"
 
-for p in "${!PHASES[@]}"; do
-	IFS='|' read -r label bin args which <<<"${PHASES[$p]}"
-	if [ -n "$bin" ]; then
-		# shellcheck disable=SC2086 # args is a word list
-		BIN=$bin start_sched "$OUT/$label-sched.log" $args
-	fi
-	for w in "${!WORKLOADS[@]}"; do
-		IFS='|' read -r name _ cmd <<<"${WORKLOADS[$w]}"
-		[ "$which" = all ] || [[ " $which " == *" $name "* ]] || continue
-		[ -z "${WAKEPLACE_WORKLOADS:-}" ] || [[ " $WAKEPLACE_WORKLOADS " == *" $name "* ]] || continue
-		log "$label: $name"
-		"$MARKERS/wpm-$(run_code "$p" "$w")"
+for rep in $(seq 1 "$REPEATS"); do
+	tag=""
+	[ "$REPEATS" -gt 1 ] && tag=-r$rep
+	"$MARKERS/wpr-$rep"
+	for p in "${!PHASES[@]}"; do
+		IFS='|' read -r label bin args which <<<"${PHASES[$p]}"
 		if [ -n "$bin" ]; then
-			# The scheduler's own counters over the run.
-			# shellcheck disable=SC2086 # cmd is a word list
-			BIN=$bin measure "$label-$name" $cmd || { tail "$OUT/$label-$name.out"; kill -INT $BT; fail "$name failed under $label"; }
-		else
-			# shellcheck disable=SC2086
-			$cmd >"$OUT/$label-$name.out" 2>&1 || { tail "$OUT/$label-$name.out"; kill -INT $BT; fail "$name failed under EEVDF"; }
+			# shellcheck disable=SC2086 # args is a word list
+			BIN=$bin start_sched "$OUT/$label-sched$tag.log" $args
+		fi
+		for w in "${!WORKLOADS[@]}"; do
+			IFS='|' read -r name _ cmd <<<"${WORKLOADS[$w]}"
+			[ "$which" = all ] || [[ " $which " == *" $name "* ]] || continue
+			[ -z "${WAKEPLACE_WORKLOADS:-}" ] || [[ " $WAKEPLACE_WORKLOADS " == *" $name "* ]] || continue
+			log "$label: $name${tag:+ (run $rep of $REPEATS)}"
+			"$MARKERS/wpm-$(run_code "$p" "$w")"
+			if [ -n "$bin" ]; then
+				# The scheduler's own counters over the run.
+				# shellcheck disable=SC2086 # cmd is a word list
+				BIN=$bin measure "$label-$name$tag" $cmd || { tail "$OUT/$label-$name$tag.out"; kill -INT $BT; fail "$name failed under $label"; }
+			else
+				# shellcheck disable=SC2086
+				$cmd >"$OUT/$label-$name$tag.out" 2>&1 || { tail "$OUT/$label-$name$tag.out"; kill -INT $BT; fail "$name failed under EEVDF"; }
+			fi
+		done
+		if [ -n "$bin" ]; then
+			BIN=$bin stop_sched INT
+			check_no_ejection
 		fi
 	done
-	if [ -n "$bin" ]; then
-		BIN=$bin stop_sched INT
-		check_no_ejection
-	fi
 done
 kill -INT $BT
 # bpftrace prints its maps and exits within seconds. Twice (7.3.4, TCG,
@@ -243,5 +259,5 @@ for p in "${PHASES[@]}"; do labels="$labels ${p%%|*}"; done
 names=""
 for w in "${WORKLOADS[@]}"; do names="$names ${w%%|*}"; done
 # shellcheck disable=SC2086
-python3 fidelity_matrix.py "$OUT" "$(uname -r)" --phases $labels --workloads $names || fail "fidelity_matrix.py"
+python3 fidelity_matrix.py "$OUT" "$(uname -r)" --repeats "$REPEATS" --phases $labels --workloads $names || fail "fidelity_matrix.py"
 cat "$OUT/matrix.md"
