@@ -220,8 +220,9 @@ pub const FAMILIES: &[Family] = &[
                     "sched.h sched_asym_prefer(), fair.c asym_active_balance(), x86 \
                      arch_asym_cpu_priority(), 6.12 and 7.3",
                 ),
-                differs: "nohz.idle_cpus_mask taken as idle for a tick at least; under SMT the \
-                          destination core need not be idle",
+                differs: "nohz.idle_cpus_mask taken as idle for a tick at least; an idle core \
+                          does not take the task of a CPU whose sibling is busy whatever the \
+                          priorities (asym_active_balance()'s \"!sched_use_asym_prio(src)\")",
                 bpf: i::wp_asym_variant_WP_ASYM_RANK,
             },
             Variant {

@@ -50,9 +50,11 @@
  * a tick at least (asym_dst_due()): a CPU idle only in the gaps between a
  * burst worker's bursts (the report's 10 us against a 1 ms tick) is not a
  * destination. Under TCG those gaps come near the tick (0.2-2 ms), and the
- * balance interval is what limits the pulls. Still differing from fair.c: under SMT the
- * destination core need not be idle (sched_use_asym_prio()'s
- * is_core_idle()).
+ * balance interval is what limits the pulls. Between cores the destination's
+ * whole core must be idle (sched_use_asym_prio(); asym_dst_due()). Not
+ * emulated: asym_active_balance()'s "|| !sched_use_asym_prio(env->sd,
+ * env->src_cpu)", by which an idle core may also take, whatever the
+ * priorities, the task of a CPU whose sibling is busy.
  *
  * asym=perf: priority = highest_perf, so CPUs of equal performance are
  * equal (the report's observation; this project's own variant).
@@ -85,17 +87,21 @@ static __always_inline u32 asym_prio(s32 cpu)
 
 /*
  * @dst may pull from @cpu now (see "When" above): idle for a tick at least
- * (its tick stopped: in nohz.idle_cpus_mask), and its balance of the
- * domain spanning both due. A global function, verified once: inline in
- * the scan of asym_pull_dst(), ops.tick() went past 6.12's 1M
- * instructions.
+ * (its tick stopped: in nohz.idle_cpus_mask), its balance of the domain
+ * spanning both due, and, between cores, its whole core idle
+ * (sched_use_asym_prio(), 7.3 l.11986, in sched_asym() and
+ * asym_active_balance(): "return sd->flags & SD_SHARE_CPUCAPACITY ||
+ * is_core_idle(cpu);"). A global function, verified once: inline in the
+ * scan of asym_pull_dst(), ops.tick() went past 6.12's 1M instructions.
  */
 __noinline bool asym_dst_due(s32 dst, s32 cpu, u64 now)
 {
 	struct lb_ctx *lb = lookup_lb(dst, now);
 	u32 lvl = lb_level(dst, cpu);
 
-	return lb && lb->in_idle && now - lb->idle_stamp >= tick_ns && sd_balance_due(lb, lvl, false, now);
+	if (!lb || !lb->in_idle || now - lb->idle_stamp < tick_ns || !sd_balance_due(lb, lvl, false, now))
+		return false;
+	return !smt_enabled || lvl == LB_SMT || is_core_idle(dst, -1, false);
 }
 
 /*

@@ -13,9 +13,10 @@
 # Seed 000's pattern (the ITMT + DELAY_DEQUEUE report) in two parts:
 #  burst-regroup: the burst workers come to share a CPU without rankings
 #    (pinned together for one burst every 500 ms, then allowed to spread);
-#  burst-ranked: the report's setup, with the 7950X-like ranking override
-#    given to scx_wakeplace (stock, delayed=migrate, asym=perf); EEVDF runs
-#    it without rankings (QEMU has none).
+#  burst-ranked: the report's setup (one thread per core, the siblings left
+#    out and idle: lib.sh's RANKED_CPUS), with the 7950X-like ranking
+#    override given to scx_wakeplace (stock, delayed=migrate, asym=perf);
+#    EEVDF runs it without rankings (QEMU has none).
 # WAKEPLACE_WORKLOADS="NAME..." runs only those workloads.
 # WAKEPLACE_BEFORE_BIN=PATH adds a phase "before": that binary's --policy
 # stock over every workload, and its three ranked phases (before-ranked,
@@ -32,7 +33,8 @@ grep -qw enqueue_task_fair /proc/kallsyms || fail "enqueue_task_fair is not a ke
 [ "$(cat /sys/devices/system/cpu/cpu1/topology/thread_siblings_list)" = 0-1 ] ||
 	fail "expects SMT pairs 0-1, 2-3, ... (run.sh --cpus 8 --smt 4x2)"
 # The loader, its stats clients and bpftrace stay on the last core in every
-# phase alike; the workloads get every CPU back.
+# phase alike, but for burst-ranked, whose ranked CPUs need their siblings
+# idle (lib.sh's RANKED_TOOLS_CPU); the workloads get every CPU back.
 pin_to_last_core
 REL=$ROOT/target/release
 on_all() { echo "taskset -c $ALL_CPUS $*"; }
@@ -46,14 +48,12 @@ WORKLOADS=(
 	"hackbench|hackbench|$(on_all "$REL/bench-wrap" --json --runs 3 hackbench -- -g 2 -l 50)"
 	"handoff|handoff|$(on_all "$REL/handoff" --json -l 5 --accesses 2000 --reps 1)"
 	"burst-regroup|worker0 worker1|$BURST --regroup-ms 500"
-	"burst-ranked|worker0 worker1|$BURST"
+	"burst-ranked|worker0 worker1|${BURST/--worker-cpus 1-3/--worker-cpus $RANKED_CPUS}"
 	"delayed-provoke|wp-delayed|$(on_all python3 workloads/provoke_delayed.py --cycles "$cycles" --home 3 --allowed 1-3 --waker 0)"
 	"sync-provoke|wp-sync-wakee|$(on_all python3 workloads/provoke_sync.py --cycles "$cycles" --waker 0 --hogs 2,3 --park 2)"
 	"pinned-wake|notifier consumer|$(on_all "$REL/pinned-wake") --json --busy kernel --cpu 1 --consumer-cpu 2 --waker-cpu 2 --work-us 2000 --syscall-us 20000 --duration $secs"
 	"stress-ng-mix|stress-ng*|$(on_all stress-ng --temp-path "$OUT" --pipe 2 --futex 2 --cpu 2 --timeout "${secs}s" --quiet)"
 )
-# The ITMT + DELAY_DEQUEUE report's 7950X: CPUs ranked 211 < 216 < 231, all of highest_perf 166.
-RANK7950X='--cpu-rank 1:211,2:216,3:231 --cpu-perf 1-3:166'
 # LABEL|BINARY|SCHEDULER ARGS|WORKLOADS (all, or names)
 PHASES=("eevdf|||all" "stock|$BIN|--policy stock|all")
 [ -n "${WAKEPLACE_BEFORE_BIN:-}" ] && PHASES+=("before|$WAKEPLACE_BEFORE_BIN|--policy stock|all")
@@ -224,6 +224,9 @@ for rep in $(seq 1 "$REPEATS"); do
 			[ "$which" = all ] || [[ " $which " == *" $name "* ]] || continue
 			[ -z "${WAKEPLACE_WORKLOADS:-}" ] || [[ " $WAKEPLACE_WORKLOADS " == *" $name "* ]] || continue
 			log "$label: $name${tag:+ (run $rep of $REPEATS)}"
+			tools=$((NCPU - 2))-$((NCPU - 1))
+			[ "$name" = burst-ranked ] && tools=$RANKED_TOOLS_CPU
+			pin_tools "$tools" $BT ${bin:+"$SCHED_PID"}
 			"$MARKERS/wpm-$(run_code "$p" "$w")"
 			if [ -n "$bin" ]; then
 				# The scheduler's own counters over the run.

@@ -97,6 +97,33 @@ measure() {
 	return $rc
 }
 
+# The ITMT + DELAY_DEQUEUE report's 7950X on the VM's 4x2 topology
+# (t_policy_asym.sh, fidelity_matrix.sh's burst-ranked). The report's
+# allowed CPUs 4-7 are one thread per core, their SMT siblings 20-23 idle
+# and outside the mask, and the report saw 8x fewer stalls with the
+# siblings allowed too: here CPUs 2, 4 and 6, ranked 211 < 216 < 231, all
+# of highest_perf 166, their siblings 3, 5, 7 left out and idle; the waker
+# busy-polls on CPU 0, another core, as the report's on CPU 2. The test's
+# own processes (loader, stats clients, tracers) go on CPU 1, beside the
+# waker (RANKED_TOOLS_CPU): fair.c packs toward a CPU only if its whole
+# core is idle (sched_use_asym_prio()), and on CPU 7 the once-a-second
+# stats client alone kept CPU 6's core busy at 984 of rank's pull
+# attempts in one 6.12.118 run (2 on CPU 1).
+RANKED_CPUS=2,4,6
+RANKED_TOOLS_CPU=1
+RANK7950X='--cpu-rank 2:211,4:216,6:231 --cpu-perf 2:166,4:166,6:166'
+
+# pin_tools CPUS [PID...]: this shell, and every thread of each PID (a
+# loader, a tracer), on CPUS; what this shell starts after inherits them.
+pin_tools() {
+	local cpus=$1 p
+	shift
+	taskset -p -c "$cpus" $$ >/dev/null || fail "cannot pin the test's shell to $cpus"
+	for p in "$@"; do
+		taskset -a -p -c "$cpus" "$p" >/dev/null || fail "cannot pin $p to $cpus"
+	done
+}
+
 # pin_to_last_core [N]: keep this test's own processes (loader, stats
 # clients, tracers) on the last core (the last N CPUs, 2 by default), so
 # that they do not take the idle cores a workload needs; sets NCPU, and
@@ -105,7 +132,7 @@ measure() {
 pin_to_last_core() {
 	NCPU=$(nproc --all)
 	ALL_CPUS=0-$((NCPU - 1))
-	taskset -p -c $((NCPU - ${1:-2}))-$((NCPU - 1)) $$ >/dev/null || fail "cannot pin the test's shell"
+	pin_tools $((NCPU - ${1:-2}))-$((NCPU - 1))
 }
 
 # field NAME FIELD: a total recorded by measure.
