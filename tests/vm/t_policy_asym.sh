@@ -70,7 +70,8 @@ log "migrations: rank $(tot $s migrations), perf $(tot $p migrations), off $(tot
 	fail "provocation failed: bursts begun on CPU 2: rank $rb, perf $pb, off $ob (40 or more under perf and off, 10 under rank expected)"
 # Measured since the pull asks for a whole idle core (asym_dst_due()), on
 # CPUs 2, 4, 6 with the test's processes on CPU 1: rank moved 64.3% of 42,
-# perf 12.1%, off 7.3% (7.3.4); 59.1% of 44, 10.7%, 17.5% (6.12.118). With
+# perf 12.1%, off 7.3% (7.3.4); 43.4% of 53, 9.2%, 7.4% and 59.1% of 44,
+# 10.7%, 17.5% (6.12.118, two boots). With
 # the processes on CPU 7, CPU 6's sibling, rank fell to 28.4% (6.12.118;
 # 20.0% on 7.3.4), perf 13.1%, off 14.8%. Asserted: twice both, and 20% at
 # least.
