@@ -137,6 +137,11 @@ def cells(bt, sched):
     return c
 
 
+def run_values(runs, key):
+    """A cell's value in each run that has one (runs: per-run cells())."""
+    return [c[key][0] for c in runs if c.get(key, (None,))[0] is not None]
+
+
 def fmt(v):
     if v is None:
         return "-"
@@ -277,7 +282,7 @@ def main():
             line = f"| {label} | {fmt(e[key][0])} |"
             if many:
                 # EEVDF against itself: how far apart its own runs are.
-                ev = [c[key][0] for c in per_run["eevdf", name] if c.get(key, (None,))[0] is not None]
+                ev = run_values(per_run["eevdf", name], key)
                 row["eevdf_runs"] = ev
                 line += f" {fmt(max(ev) / min(ev)) if ev and min(ev) > 0 else '-'} |"
             for s in sides:
@@ -320,7 +325,7 @@ def main():
                 shown = [fmt(v[0]) for v in vals]
                 if many:
                     for i, p in enumerate(ranked):
-                        rv = [c[key][0] for c in per_run[p, "burst-ranked"] if c.get(key, (None,))[0] is not None]
+                        rv = run_values(per_run[p, "burst-ranked"], key)
                         seed[key][p + " runs"] = rv
                         if rv:
                             shown[i] += f" [{fmt(min(rv))}-{fmt(max(rv))}]"

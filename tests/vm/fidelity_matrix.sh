@@ -224,7 +224,7 @@ for rep in $(seq 1 "$REPEATS"); do
 			[ "$which" = all ] || [[ " $which " == *" $name "* ]] || continue
 			[ -z "${WAKEPLACE_WORKLOADS:-}" ] || [[ " $WAKEPLACE_WORKLOADS " == *" $name "* ]] || continue
 			log "$label: $name${tag:+ (run $rep of $REPEATS)}"
-			tools=$((NCPU - 2))-$((NCPU - 1))
+			tools=$LAST_CPUS
 			[ "$name" = burst-ranked ] && tools=$RANKED_TOOLS_CPU
 			pin_tools "$tools" $BT ${bin:+"$SCHED_PID"}
 			"$MARKERS/wpm-$(run_code "$p" "$w")"

@@ -126,13 +126,15 @@ pin_tools() {
 
 # pin_to_last_core [N]: keep this test's own processes (loader, stats
 # clients, tracers) on the last core (the last N CPUs, 2 by default), so
-# that they do not take the idle cores a workload needs; sets NCPU, and
-# ALL_CPUS for `taskset -c` to give a workload every CPU back (nproc would
-# count only the pinned ones).
+# that they do not take the idle cores a workload needs; sets NCPU,
+# LAST_CPUS (those CPUs, for pin_tools to come back to), and ALL_CPUS for
+# `taskset -c` to give a workload every CPU back (nproc would count only
+# the pinned ones).
 pin_to_last_core() {
 	NCPU=$(nproc --all)
 	ALL_CPUS=0-$((NCPU - 1))
-	pin_tools $((NCPU - ${1:-2}))-$((NCPU - 1))
+	LAST_CPUS=$((NCPU - ${1:-2}))-$((NCPU - 1))
+	pin_tools "$LAST_CPUS"
 }
 
 # field NAME FIELD: a total recorded by measure.
