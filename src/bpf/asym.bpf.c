@@ -101,7 +101,7 @@ __noinline bool asym_dst_due(s32 dst, s32 cpu, u64 now)
 
 	if (!lb || !lb->in_idle || now - lb->idle_stamp < tick_ns || !sd_balance_due(lb, lvl, false, now))
 		return false;
-	return !smt_enabled || lvl == LB_SMT || is_core_idle(dst, -1, false);
+	return core_idle_at(dst, lvl, -1, false);
 }
 
 /*

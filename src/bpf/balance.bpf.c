@@ -192,7 +192,7 @@ __noinline bool should_we_balance(s32 dst, u32 lvl, bool dst_idle)
 			first = c;
 		if (!(c == dst ? dst_idle : cpu_idle_now(c, idle)))
 			continue;
-		if (smt_enabled && lvl != LB_SMT && !is_core_idle(c, dst, dst_idle)) {
+		if (!core_idle_at(c, lvl, dst, dst_idle)) {
 			/* c's siblings are on a busy core too: none returns below */
 			if (idle_smt < 0)
 				idle_smt = c;

@@ -76,6 +76,18 @@ static __always_inline bool in_local_group(s32 cpu, s32 c, u32 lvl)
 	return c == cpu;
 }
 
+/*
+ * Is @cpu's core idle as fair.c asks it of a CPU at @lvl? Above the SMT
+ * level the whole core must be: should_we_balance() (7.3 l.13642) skips
+ * "sched_smt_active() && !(env->sd->flags & SD_SHARE_CPUCAPACITY) &&
+ * !is_core_idle(cpu)", sched_use_asym_prio() (l.11986) asks its negation.
+ * @known, @known_idle: as is_core_idle()'s.
+ */
+static __always_inline bool core_idle_at(s32 cpu, u32 lvl, s32 known, bool known_idle)
+{
+	return !smt_enabled || lvl == LB_SMT || is_core_idle(cpu, known, known_idle);
+}
+
 static struct lb_ctx *lookup_lb(s32 cpu, u64 now)
 {
 	u32 key = cpu, l;
