@@ -32,6 +32,7 @@ import sys
 MIN_EVENTS = 10
 LO, HI = 0.8, 1.25
 PLACES = [
+    ("on_prev_self", "prev CPU, still running there (woken before it switched out)"),
     ("on_prev_idle", "prev CPU, idle"),
     ("on_prev_busy", "prev CPU, busy (requeued behind another task)"),
     ("on_waker", "the waker's CPU"),
@@ -318,7 +319,7 @@ def main():
                "| | " + " | ".join("EEVDF (no rankings)" if p == "eevdf" else p for p in ranked) + " |",
                "|---|" + "---:|" * len(ranked)]
         for key, label in ROWS:
-            if key in ("wakeups", "stall_pct", "on_prev_busy_pct", "delayed_requeues_per_wakeup",
+            if key in ("wakeups", "stall_pct", "on_prev_self_pct", "on_prev_busy_pct", "delayed_requeues_per_wakeup",
                        "prev_busy_wait_mean_us", "waited_5ms_pct", "migrations_per_wakeup"):
                 vals = [run[p, "burst-ranked"].get(key, (None, 0)) for p in ranked]
                 seed[key] = {p: v[0] for p, v in zip(ranked, vals)}

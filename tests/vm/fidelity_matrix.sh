@@ -4,9 +4,9 @@
 # scx_wakeplace --policy stock in this one boot, both measured by ONE
 # bpftrace session on the scheduler tracepoints, so that both sides are
 # counted the same way: where each wakee was placed (its prev CPU idle or
-# busy, the waker's CPU or SMT sibling, another idle core, an idle CPU
-# beside a busy sibling, another busy CPU), migrations, preemptions and the
-# wait from wakeup to running. fair.c's delayed requeues come from a kprobe
+# busy, or still running there, the waker's CPU or SMT sibling, another
+# idle core, an idle CPU beside a busy sibling, another busy CPU),
+# migrations, preemptions and the wait from wakeup to running. fair.c's delayed requeues come from a kprobe
 # on enqueue_task_fair(ENQUEUE_DELAYED), the emulation's from its
 # delayed_wakeups counter.
 #
@@ -167,15 +167,21 @@ tracepoint:sched:sched_wakeup /@wcpu[args->pid]/ {
 	\$c = (int64)args->target_cpu;
 	\$busy = @curr[\$c] != 0;
 	@wakeups[@cur] = count();
-	if (\$c == \$p) {
-		if (\$busy) { @on_prev_busy[@cur] = count(); @prevbusy[args->pid] = 1; }
-		else { @on_prev_idle[@cur] = count(); }
-	} else if (\$c == \$w) { @on_waker[@cur] = count(); }
-	else if ((\$c ^ 1) == \$w) { @on_waker_sibling[@cur] = count(); }
-	else if (\$busy) { @on_other_busy[@cur] = count(); }
-	else if (@curr[\$c ^ 1] == 0) { @on_idle_core[@cur] = count(); }
-	else { @on_idle_cpu_busy_sibling[@cur] = count(); }
-	@wts[args->pid] = @wk[args->pid];
+	if (\$c == \$p && @curr[\$c] == args->pid) {
+		// Woken before it switched out (ttwu_runnable() on the running
+		// task): placed nowhere, and it waits for nothing.
+		@on_prev_self[@cur] = count();
+	} else {
+		if (\$c == \$p) {
+			if (\$busy) { @on_prev_busy[@cur] = count(); @prevbusy[args->pid] = 1; }
+			else { @on_prev_idle[@cur] = count(); }
+		} else if (\$c == \$w) { @on_waker[@cur] = count(); }
+		else if ((\$c ^ 1) == \$w) { @on_waker_sibling[@cur] = count(); }
+		else if (\$busy) { @on_other_busy[@cur] = count(); }
+		else if (@curr[\$c ^ 1] == 0) { @on_idle_core[@cur] = count(); }
+		else { @on_idle_cpu_busy_sibling[@cur] = count(); }
+		@wts[args->pid] = @wk[args->pid];
+	}
 	delete(@wk[args->pid]);
 	delete(@wcpu[args->pid]);
 	delete(@pcpu[args->pid]);
