@@ -44,6 +44,7 @@ PLACES = [
 ROWS = (
     [("wakeups", "wakeups traced")]
     + [(k + "_pct", "% placed on " + label) for k, label in PLACES]
+    + [("on_prev_busy_own_pct", "% placed on prev CPU behind another of the workload's tasks")]
     + [
         ("migrations_per_wakeup", "migrations per wakeup"),
         ("wakeup_preemptions_per_wakeup", "wakeup preemptions per wakeup"),
@@ -119,6 +120,8 @@ def cells(bt, sched):
     for key, _ in PLACES:
         n = bt.get(key, 0)
         c[key + "_pct"] = (100.0 * n / w if w else None, n)
+    n = bt.get("on_prev_busy_own", 0)
+    c["on_prev_busy_own_pct"] = (100.0 * n / w if w else None, n)
     c["migrations_per_wakeup"] = per("migrations")
     c["wakeup_preemptions_per_wakeup"] = per("wakeup_preempt")
     c["preempted_per_wakeup"] = per("preempted")
@@ -319,8 +322,8 @@ def main():
                "| | " + " | ".join("EEVDF (no rankings)" if p == "eevdf" else p for p in ranked) + " |",
                "|---|" + "---:|" * len(ranked)]
         for key, label in ROWS:
-            if key in ("wakeups", "stall_pct", "on_prev_self_pct", "on_prev_busy_pct", "delayed_requeues_per_wakeup",
-                       "prev_busy_wait_mean_us", "waited_5ms_pct", "migrations_per_wakeup"):
+            if key in ("wakeups", "stall_pct", "on_prev_self_pct", "on_prev_busy_pct", "on_prev_busy_own_pct",
+                       "delayed_requeues_per_wakeup", "prev_busy_wait_mean_us", "waited_5ms_pct", "migrations_per_wakeup"):
                 vals = [run[p, "burst-ranked"].get(key, (None, 0)) for p in ranked]
                 seed[key] = {p: v[0] for p, v in zip(ranked, vals)}
                 shown = [fmt(v[0]) for v in vals]

@@ -173,7 +173,13 @@ tracepoint:sched:sched_wakeup /@wcpu[args->pid]/ {
 		@on_prev_self[@cur] = count();
 	} else {
 		if (\$c == \$p) {
-			if (\$busy) { @on_prev_busy[@cur] = count(); @prevbusy[args->pid] = 1; }
+			if (\$busy) {
+				@on_prev_busy[@cur] = count();
+				@prevbusy[args->pid] = 1;
+				// Behind one of the workload's own tasks (the report's
+				// pattern: the other burst worker), not a kworker's.
+				if (@wl[@curr[\$c]]) { @on_prev_busy_own[@cur] = count(); }
+			}
 			else { @on_prev_idle[@cur] = count(); }
 		} else if (\$c == \$w) { @on_waker[@cur] = count(); }
 		else if ((\$c ^ 1) == \$w) { @on_waker_sibling[@cur] = count(); }
