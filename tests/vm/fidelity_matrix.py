@@ -6,6 +6,7 @@ pattern with the ranking override.
 
     fidelity_matrix.py OUT KERNEL --phases LABEL... --workloads NAME...
     fidelity_matrix.py --check MATRIX.json DEPARTURES
+    fidelity_matrix.py --across MATRIX.json...    (burst-ranked, boot by boot)
 
 
     fidelity_matrix.py OUT KERNEL --repeats N --phases ... --workloads ...
@@ -26,6 +27,7 @@ import argparse
 import html
 import json
 import math
+import os
 import re
 import sys
 
@@ -240,9 +242,64 @@ def check(matrix_path, known_path):
     return fails
 
 
+# The ITMT report's pattern across boots (--across): the rows it is judged on.
+ACROSS_ROWS = ("on_prev_busy_own_pct", "on_prev_busy_pct", "delayed_requeues_per_wakeup", "stall_pct")
+FIXES = ("migrate-ranked", "perf-ranked")
+
+
+def across(paths):
+    """Part (b) boot by boot: each ranked phase's pooled value [its runs'
+    range] per boot, and per boot whether stock-ranked stands above EEVDF
+    (pooled ratio over the band's top) and each fix comes back (pooled ratio
+    at most the band's top). Prints markdown."""
+    boots = []
+    for path in paths:
+        br = json.load(open(path)).get("burst_ranked") or {}
+        if "stock-ranked" not in br.get("on_prev_busy_pct", {}):
+            sys.exit(f"{path}: no burst-ranked table with stock-ranked (run WAKEPLACE_WORKLOADS=burst-ranked)")
+        boots.append((path, br))
+    phases = ["eevdf", "stock-ranked", *FIXES]
+    label = dict(ROWS)
+    for key in ACROSS_ROWS:
+        if not any(key in br for _, br in boots):
+            continue
+        print(f"**{label[key]}**\n")
+        print("| boot | " + " | ".join("EEVDF (no rankings)" if p == "eevdf" else p for p in phases)
+              + " | " + " | ".join(f"{p} / EEVDF" for p in ("stock-ranked", *FIXES)) + " |")
+        print("|---|" + "---:|" * (2 * len(phases) - 1))
+        tally = {"stock-ranked": 0, **{f: 0 for f in FIXES}}
+        n = judged = 0
+        for path, br in boots:
+            row = br.get(key)
+            if not row:
+                continue
+            shown = []
+            for p in phases:
+                rv = row.get(p + " runs") or []
+                shown.append(fmt(row.get(p)) + (f" [{fmt(min(rv))}-{fmt(max(rv))}]" if rv else ""))
+            e = row.get("eevdf")
+            ratio = {p: (row[p] / e if e and row.get(p) is not None else None) for p in tally}
+            n += 1
+            judged += all(v is not None for v in ratio.values())
+            tally["stock-ranked"] += ratio["stock-ranked"] is not None and ratio["stock-ranked"] > HI
+            for f in FIXES:
+                tally[f] += ratio[f] is not None and ratio[f] <= HI
+            boot = os.path.basename(os.path.dirname(os.path.abspath(path)))
+            print(f"| {boot} | " + " | ".join(shown) + " | "
+                  + " | ".join(fmt(ratio[p]) for p in ("stock-ranked", *FIXES)) + " |")
+        if judged < n:
+            print("\n(EEVDF's count is 0 in some boot: no ratio to judge.)\n")
+            continue
+        print(f"\nstock-ranked above EEVDF (ratio > {HI}) in {tally['stock-ranked']} of {n} boots; "
+              + "; ".join(f"{f} back to it (ratio <= {HI}) in {tally[f]}" for f in FIXES) + ".\n")
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--check":
         sys.exit(1 if check(sys.argv[2], sys.argv[3]) else 0)
+    if len(sys.argv) >= 3 and sys.argv[1] == "--across":
+        across(sys.argv[2:])
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("kernel")
