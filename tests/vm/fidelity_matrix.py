@@ -242,6 +242,16 @@ def check(matrix_path, known_path):
     return fails
 
 
+# The burst-ranked table's column heads: EEVDF and stock run it without the
+# ranking (stock: the control that tells the ranking's effect from the
+# emulation's own), the *-ranked phases with it.
+UNRANKED = {"eevdf": "EEVDF (no rankings)", "stock": "stock (no rankings)"}
+
+
+def ranked_phases(phases):
+    return [p for p in phases if p in UNRANKED or p.endswith("-ranked")]
+
+
 # The ITMT report's pattern across boots (--across): the rows it is judged on.
 ACROSS_ROWS = ("on_prev_busy_own_pct", "on_prev_busy_pct", "delayed_requeues_per_wakeup", "stall_pct")
 FIXES = ("migrate-ranked", "perf-ranked")
@@ -258,14 +268,14 @@ def across(paths):
         if "stock-ranked" not in br.get("on_prev_busy_pct", {}):
             sys.exit(f"{path}: no burst-ranked table with stock-ranked (run WAKEPLACE_WORKLOADS=burst-ranked)")
         boots.append((path, br))
-    phases = ["eevdf", "stock-ranked", *FIXES]
+    phases = ranked_phases(["eevdf", "stock", "stock-ranked", *FIXES])
     label = dict(ROWS)
     for key in ACROSS_ROWS:
         if not any(key in br for _, br in boots):
             continue
         print(f"**{label[key]}**\n")
-        print("| boot | " + " | ".join("EEVDF (no rankings)" if p == "eevdf" else p for p in phases)
-              + " | " + " | ".join(f"{p} / EEVDF" for p in ("stock-ranked", *FIXES)) + " |")
+        print("| boot | " + " | ".join(UNRANKED.get(p, p) for p in phases)
+              + " | " + " | ".join(f"{p} / EEVDF" for p in phases[1:]) + " |")
         print("|---|" + "---:|" * (2 * len(phases) - 1))
         tally = {"stock-ranked": 0, **{f: 0 for f in FIXES}}
         n = judged = 0
@@ -278,15 +288,15 @@ def across(paths):
                 rv = row.get(p + " runs") or []
                 shown.append(fmt(row.get(p)) + (f" [{fmt(min(rv))}-{fmt(max(rv))}]" if rv else ""))
             e = row.get("eevdf")
-            ratio = {p: (row[p] / e if e and row.get(p) is not None else None) for p in tally}
+            ratio = {p: (row[p] / e if e and row.get(p) is not None else None) for p in phases[1:]}
             n += 1
-            judged += all(v is not None for v in ratio.values())
+            judged += all(ratio[p] is not None for p in tally)
             tally["stock-ranked"] += ratio["stock-ranked"] is not None and ratio["stock-ranked"] > HI
             for f in FIXES:
                 tally[f] += ratio[f] is not None and ratio[f] <= HI
             boot = os.path.basename(os.path.dirname(os.path.abspath(path)))
             print(f"| {boot} | " + " | ".join(shown) + " | "
-                  + " | ".join(fmt(ratio[p]) for p in ("stock-ranked", *FIXES)) + " |")
+                  + " | ".join(fmt(ratio[p]) for p in phases[1:]) + " |")
         if judged < n:
             print("\n(EEVDF's count is 0 in some boot: no ratio to judge.)\n")
             continue
@@ -308,6 +318,9 @@ def main():
     ap.add_argument("--workloads", nargs="+", required=True)
     a = ap.parse_args()
     bt = bt_maps(f"{a.out}/trace.bt")
+    # A trace from before a map was counted has no such map: its cells are
+    # not measured ("-"), not zero.
+    src = open(f"{a.out}/trace.bt.src").read()
     # per_run[label, name]: each repeat's cells; run: the pooled cells.
     per_run, run = {}, {}
     for p, label in enumerate(a.phases):
@@ -322,6 +335,11 @@ def main():
             if counts:
                 per_run[label, name] = [cells(c, side) for c in counts]
                 run[label, name] = cells(pool(counts), side)
+                for c in per_run[label, name] + [run[label, name]]:
+                    if "@on_prev_busy_own[" not in src:
+                        c["on_prev_busy_own_pct"] = (None, 0)
+                    if "@on_prev_self[" not in src:
+                        c["on_prev_self_pct"] = (None, 0)
     sides = [s for s in ("stock", "before") if s in a.phases]
     matrix = {"kernel": a.kernel, "repeats": a.repeats, "min_events": MIN_EVENTS, "band": [LO, HI],
               "workloads": {}, "key_cells": list(KEY_CELLS)}
@@ -370,13 +388,13 @@ def main():
     matrix["tally"] = {s: {"cells": t[0], "off": t[1]} for s, t in tally.items()}
 
     # Seed 000's pattern with rankings: the burst workers under EEVDF (no
-    # rankings in a VM) and under the ranked scheduler variants.
-    ranked = [p for p in a.phases if p == "eevdf" or p.endswith("-ranked")]
+    # rankings in a VM), stock without them, and the ranked variants.
+    ranked = [p for p in ranked_phases(a.phases) if (p, "burst-ranked") in run]
     seed = {}
-    if all((p, "burst-ranked") in run for p in ranked):
+    if "eevdf" in ranked and any(p.endswith("-ranked") for p in ranked):
         md += ["### burst-ranked: the ITMT + DELAY_DEQUEUE report's pattern, 7950X-like rankings "
                "given to scx_wakeplace only", "",
-               "| | " + " | ".join("EEVDF (no rankings)" if p == "eevdf" else p for p in ranked) + " |",
+               "| | " + " | ".join(UNRANKED.get(p, p) for p in ranked) + " |",
                "|---|" + "---:|" * len(ranked)]
         for key, label in ROWS:
             if key in ("wakeups", "stall_pct", "on_prev_self_pct", "on_prev_busy_pct", "on_prev_busy_own_pct",
