@@ -298,7 +298,7 @@ def across(paths):
             print(f"| {boot} | " + " | ".join(shown) + " | "
                   + " | ".join(fmt(ratio[p]) for p in phases[1:]) + " |")
         if judged < n:
-            print("\n(EEVDF's count is 0 in some boot: no ratio to judge.)\n")
+            print("\n(no ratio to EEVDF in some boot: its count is 0 there, or was not measured.)\n")
             continue
         print(f"\nstock-ranked above EEVDF (ratio > {HI}) in {tally['stock-ranked']} of {n} boots; "
               + "; ".join(f"{f} back to it (ratio <= {HI}) in {tally[f]}" for f in FIXES) + ".\n")
@@ -319,7 +319,7 @@ def main():
     a = ap.parse_args()
     bt = bt_maps(f"{a.out}/trace.bt")
     # A trace from before a map was counted has no such map: its cells are
-    # not measured ("-"), not zero.
+    # not measured (no row, or "-"), not zero.
     src = open(f"{a.out}/trace.bt.src").read()
     # per_run[label, name]: each repeat's cells; run: the pooled cells.
     per_run, run = {}, {}
@@ -336,10 +336,9 @@ def main():
                 per_run[label, name] = [cells(c, side) for c in counts]
                 run[label, name] = cells(pool(counts), side)
                 for c in per_run[label, name] + [run[label, name]]:
-                    if "@on_prev_busy_own[" not in src:
-                        c["on_prev_busy_own_pct"] = (None, 0)
-                    if "@on_prev_self[" not in src:
-                        c["on_prev_self_pct"] = (None, 0)
+                    for m in ("on_prev_busy_own", "on_prev_self"):
+                        if f"@{m}[" not in src:
+                            c.pop(m + "_pct")
     sides = [s for s in ("stock", "before") if s in a.phases]
     matrix = {"kernel": a.kernel, "repeats": a.repeats, "min_events": MIN_EVENTS, "band": [LO, HI],
               "workloads": {}, "key_cells": list(KEY_CELLS)}
