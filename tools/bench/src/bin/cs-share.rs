@@ -160,9 +160,14 @@ fn run(a: &Args) -> Result<()> {
     let stop = Arc::new(AtomicBool::new(false));
     let go = Arc::new(Barrier::new(3));
     // Spinners also stop on their own deadline, in case main cannot run
-    // (on a 2-CPU machine it shares the very CPUs being measured).
-    let hard_stop = sys::now_ns() + ((a.duration + 2.0) * 1e9) as u64;
+    // (on a 2-CPU machine it shares the very CPUs being measured). It
+    // counts from the start (spin() runs after the barrier), not from the
+    // threads' creation: setting up the cookie and SCHED_FIFO took 2 s or more
+    // once under coresched=cookie (7.3.4, TCG), and a deadline counted from
+    // before it fell inside a window that was not late.
+    let stop_after = ((a.duration + 2.0) * 1e9) as u64;
     let spin = move |stop: &AtomicBool| {
+        let hard_stop = sys::now_ns() + stop_after;
         while !stop.load(Relaxed) && sys::now_ns() < hard_stop {
             for _ in 0..64 {
                 std::hint::spin_loop();
@@ -244,6 +249,8 @@ fn run(a: &Args) -> Result<()> {
         return clocks.map(|_| ());
     }
     let (cn, cf) = clocks?;
+    // Taken before the barrier: no spinner's own deadline comes earlier.
+    let hard_stop = sys::now_ns() + stop_after;
     go.wait();
     // Let both settle on their CPUs before the window opens.
     std::thread::sleep(std::time::Duration::from_millis(50));
