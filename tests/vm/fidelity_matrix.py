@@ -43,10 +43,12 @@ PLACES = [
     ("on_idle_cpu_busy_sibling", "another idle CPU, its sibling busy"),
     ("on_other_busy", "another CPU, busy"),
 ]
+# Places counted within one of PLACES (not adding up with them).
+SUBPLACES = [("on_prev_busy_own", "prev CPU behind another of the workload's tasks")]
 ROWS = (
     [("wakeups", "wakeups traced")]
     + [(k + "_pct", "% placed on " + label) for k, label in PLACES]
-    + [("on_prev_busy_own_pct", "% placed on prev CPU behind another of the workload's tasks")]
+    + [(k + "_pct", "% placed on " + label) for k, label in SUBPLACES]
     + [
         ("migrations_per_wakeup", "migrations per wakeup"),
         ("wakeup_preemptions_per_wakeup", "wakeup preemptions per wakeup"),
@@ -119,11 +121,9 @@ def cells(bt, sched):
     w = bt.get("wakeups", 0)
     per = lambda k, n=w: (bt.get(k, 0) / n if n else None, bt.get(k, 0))  # noqa: E731
     c = {"wakeups": (w, w)}
-    for key, _ in PLACES:
+    for key, _ in PLACES + SUBPLACES:
         n = bt.get(key, 0)
         c[key + "_pct"] = (100.0 * n / w if w else None, n)
-    n = bt.get("on_prev_busy_own", 0)
-    c["on_prev_busy_own_pct"] = (100.0 * n / w if w else None, n)
     c["migrations_per_wakeup"] = per("migrations")
     c["wakeup_preemptions_per_wakeup"] = per("wakeup_preempt")
     c["preempted_per_wakeup"] = per("preempted")
