@@ -28,6 +28,9 @@ log "wakee on 1,3,5,7, $cycles wakeups: idle core $core, idle CPU $cpu"
 # ttwu_runnable() does (delayed_stayed, 14-31 of 60 in four runs on 7.3.4),
 # so the picks are asserted against each other: a scan that let CPU 2 stand
 # for core 2-3 makes idle-CPU picks of nearly all the rest, idle-core
-# picks of none. Seen at 60 cycles: 23-53 idle-core against 3-10 idle-CPU.
-[ "$core" -ge $((cycles / 3)) ] || fail "only $core idle-core picks for $cycles wakeups whose cores 2-3 and 4-5 were idle ($cpu idle-CPU picks)"
+# picks of none. Seen at 60 cycles: 23-53 idle-core against 3-10 idle-CPU;
+# at 90 cycles 28 against 11 (7.3.4, stop CI of 298cc6a), so the floor is a
+# fifth of the cycles: a scan that never finds an idle core gives a handful,
+# from the other tasks' wakeups.
+[ "$core" -ge $((cycles / 5)) ] || fail "only $core idle-core picks for $cycles wakeups whose cores 2-3 and 4-5 were idle ($cpu idle-CPU picks)"
 [ "$((2 * cpu))" -lt "$core" ] || fail "$cpu idle-CPU picks against $core idle-core picks: the idle cores were not found"
