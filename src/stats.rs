@@ -305,6 +305,10 @@ pub struct Metrics {
     #[stat(desc = "Tasks that waited a slice behind a higher class, pulled by another CPU")]
     pub held_rescued: u64,
     #[stat(
+        desc = "Tasks queued on a CPU that ran its idle task, taken by another CPU (stranded work)"
+    )]
+    pub idle_stranded_taken: u64,
+    #[stat(
         desc = "Tasks queued for a quarter of the watchdog timeout (2.5 s), run ahead of deadline order"
     )]
     pub starved_runs: u64,
@@ -437,6 +441,7 @@ impl Metrics {
             woken_ran: d(i::wp_stat_idx_WP_ST_WAKE_RAN),
             held_moved: d(i::wp_stat_idx_WP_ST_HELD_MOVED),
             held_rescued: d(i::wp_stat_idx_WP_ST_HELD_RESCUED),
+            idle_stranded_taken: d(i::wp_stat_idx_WP_ST_IDLE_STRANDED_TAKEN),
             starved_runs: d(i::wp_stat_idx_WP_ST_STARVED_RUNS),
             idle_rescue_kicks: d(i::wp_stat_idx_WP_ST_IDLE_RESCUE_KICKS),
             move_refused: d(i::wp_stat_idx_WP_ST_MOVE_REFUSED),
@@ -453,7 +458,7 @@ impl Metrics {
         writeln!(
             w,
             "[wakeplace] wake {:>6} idle-wait {:>4} stall {:>4} | lat p50 {:>7.1} p99 {:>8.1} max {:>8.1} us \
-             | migr {:>5} disp l/s/k {}/{}/{} | kick i/p/b {}/{}/{} | held moved/rescued {}/{} starved {} idle-rescue {} | sel p/r/t/c/s/b/cut {}/{}/{}/{}/{}/{}/{}",
+             | migr {:>5} disp l/s/k {}/{}/{} | kick i/p/b {}/{}/{} | held moved/rescued/idle {}/{}/{} starved {} idle-rescue {} | sel p/r/t/c/s/b/cut {}/{}/{}/{}/{}/{}/{}",
             self.wakeups,
             self.waited_while_idle,
             self.stalls,
@@ -469,6 +474,7 @@ impl Metrics {
             self.kick_balance,
             self.held_moved,
             self.held_rescued,
+            self.idle_stranded_taken,
             self.starved_runs,
             self.idle_rescue_kicks,
             self.sel_prev,

@@ -64,23 +64,31 @@ static bool rescue_held(s32 cpu)
  * behind a SCHED_FIFO spinner, or beside it on the forced-idle sibling,
  * waited for seconds (cs-share under coresched=fifo, 7.3).
  */
-static bool stranded(s32 cpu, u64 now)
+enum stranded_kind {
+	NOT_STRANDED,
+	STRANDED_HELD,	/* behind another class */
+	STRANDED_IDLE,	/* on a CPU running its idle task */
+};
+
+static enum stranded_kind stranded(s32 cpu, u64 now)
 {
 	struct task_struct *head, *curr;
 	struct task_ctx *htctx = NULL;
 
 	if (!scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
-		return false;
+		return NOT_STRANDED;
 	if (cpu_held(cpu))
-		return true;
+		return STRANDED_HELD;
 	curr = __COMPAT_scx_bpf_cpu_curr(cpu);
 	if (!curr || curr->pid)
-		return false;
+		return NOT_STRANDED;
 	bpf_for_each(scx_dsq, head, cpu_dsq(cpu), 0) {
 		htctx = lookup_task_ctx(head);
 		break;
 	}
-	return htctx && htctx->enq_ts && now - htctx->enq_ts >= slice_ns;
+	if (htctx && htctx->enq_ts && now - htctx->enq_ts >= slice_ns)
+		return STRANDED_IDLE;
+	return NOT_STRANDED;
 }
 
 /*
@@ -96,11 +104,12 @@ static bool steal_held(s32 cpu)
 
 	bpf_for(i, 0, nr_cpus) {
 		s32 other = (cpu + 1 + i) % nr_cpus;
+		enum stranded_kind kind;
 		struct task_struct *p;
 		bool admits = false;
 		int scanned = 0;
 
-		if (other == cpu || !stranded(other, now))
+		if (other == cpu || !(kind = stranded(other, now)))
 			continue;
 		bpf_for_each(scx_dsq, p, cpu_dsq(other), 0) {
 			if (++scanned > QUEUE_SCAN_DEPTH)
@@ -112,12 +121,12 @@ static bool steal_held(s32 cpu)
 				break;
 			}
 			if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
-				stat_inc(WP_ST_HELD_RESCUED);
+				stat_inc(kind == STRANDED_HELD ? WP_ST_HELD_RESCUED : WP_ST_IDLE_STRANDED_TAKEN);
 				return true;
 			}
 		}
 		if (admits && scx_bpf_dsq_move_to_local(cpu_dsq(other), 0)) {
-			stat_inc(WP_ST_HELD_RESCUED);
+			stat_inc(kind == STRANDED_HELD ? WP_ST_HELD_RESCUED : WP_ST_IDLE_STRANDED_TAKEN);
 			return true;
 		}
 	}

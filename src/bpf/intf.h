@@ -82,6 +82,7 @@ enum wp_stat_idx {
 	WP_ST_WAKE_RAN,		/* woken tasks that then ran (ops.running with wake_ts set) */
 	WP_ST_HELD_MOVED,	/* tasks queued for a CPU a higher class holds, sent to an idle CPU */
 	WP_ST_HELD_RESCUED,	/* tasks that waited a slice behind a higher class, pulled by another CPU */
+	WP_ST_IDLE_STRANDED_TAKEN, /* ... and tasks queued on an idle CPU, taken by another CPU (steal_held()) */
 	WP_ST_STARVED_RUNS,	/* tasks queued for a quarter of the watchdog timeout, run out of order */
 	WP_ST_IDLE_RESCUE_KICKS, /* idle CPUs kicked by the timer: work waited there with no kick */
 	WP_ST_MOVE_REFUSED,	/* iterator moves not made, the task chosen: the kernel's lock state was wrong (dsq_move.bpf.c) */
