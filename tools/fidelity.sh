@@ -15,6 +15,7 @@
 # --out: where to write, a new or empty directory (default
 # results/fidelity/<kernel>, emptied first).
 # env: WAKEPLACE_WORKLOADS (names: only those workloads),
+#      WAKEPLACE_PHASES (labels: only those phases, e.g. "eevdf stock before"),
 #      WAKEPLACE_SECS (seconds per timed workload, default 5),
 #      WAKEPLACE_CYCLES (cycles of the provoking workloads, default 40).
 set -euo pipefail
@@ -52,7 +53,7 @@ mkdir -p "$out"
 # A hang guard, not a budget: longer runs (WAKEPLACE_SECS) get more. 2400 s
 # cut a burst-ranked run of 80 s (9 phases of 240 s) before its last phase.
 tools/vm/run.sh --kernel "$kernel" --cpus 8 --smt 4x2 --timeout $(((2400 + 150 * ${WAKEPLACE_SECS:-5}) * repeats)) --out "$out" \
-	-- env WAKEPLACE_BEFORE_BIN="$before" WAKEPLACE_REPEATS="$repeats" WAKEPLACE_WORKLOADS="${WAKEPLACE_WORKLOADS:-}" WAKEPLACE_SECS="${WAKEPLACE_SECS:-5}" WAKEPLACE_CYCLES="${WAKEPLACE_CYCLES:-40}" \
+	-- env WAKEPLACE_BEFORE_BIN="$before" WAKEPLACE_REPEATS="$repeats" WAKEPLACE_WORKLOADS="${WAKEPLACE_WORKLOADS:-}" WAKEPLACE_PHASES="${WAKEPLACE_PHASES:-}" WAKEPLACE_SECS="${WAKEPLACE_SECS:-5}" WAKEPLACE_CYCLES="${WAKEPLACE_CYCLES:-40}" \
 	tests/vm/fidelity_matrix.sh
 [ -s "$out/matrix.md" ] || { echo "fidelity.sh: no matrix written (see $out/console.log)" >&2; exit 1; }
 cat "$out/matrix.md"

@@ -17,7 +17,8 @@
 #    out and idle: lib.sh's RANKED_CPUS), with the 7950X-like ranking
 #    override given to scx_wakeplace (stock, delayed=migrate, asym=perf);
 #    EEVDF runs it without rankings (QEMU has none).
-# WAKEPLACE_WORKLOADS="NAME..." runs only those workloads.
+# WAKEPLACE_WORKLOADS="NAME..." runs only those workloads,
+# WAKEPLACE_PHASES="LABEL..." only those phases (eevdf, stock, ...).
 # WAKEPLACE_BEFORE_BIN=PATH adds a phase "before": that binary's --policy
 # stock over every workload, and its three ranked phases (before-ranked,
 # before-migrate-ranked, before-perf-ranked), for a fidelity change's
@@ -67,6 +68,14 @@ PHASES+=(
 	"before-migrate-ranked|$WAKEPLACE_BEFORE_BIN|--policy stock,delayed=migrate $RANK7950X|burst-ranked"
 	"before-perf-ranked|$WAKEPLACE_BEFORE_BIN|--policy stock,asym=perf $RANK7950X|burst-ranked"
 )
+if [ -n "${WAKEPLACE_PHASES:-}" ]; then
+	kept=()
+	for ph in "${PHASES[@]}"; do
+		[[ " $WAKEPLACE_PHASES " == *" ${ph%%|*} "* ]] && kept+=("$ph")
+	done
+	[ ${#kept[@]} -gt 0 ] || fail "WAKEPLACE_PHASES=$WAKEPLACE_PHASES names none of the phases"
+	PHASES=("${kept[@]}")
+fi
 
 # match EXPR "COMMS": a bpftrace condition that EXPR (a comm) is one of COMMS.
 match() {
