@@ -245,7 +245,7 @@ def check(matrix_path, known_path):
 # The burst-ranked table's column heads: EEVDF and stock run it without the
 # ranking (stock: the control that tells the ranking's effect from the
 # emulation's own), the *-ranked phases with it.
-UNRANKED = {"eevdf": "EEVDF (no rankings)", "stock": "stock (no rankings)"}
+UNRANKED = {"eevdf": "EEVDF (no rankings)", "stock": "stock (no rankings)", "before": "before (no rankings)"}
 
 
 def ranked_phases(phases):
