@@ -52,18 +52,6 @@ static bool rescue_held(s32 cpu)
 	return false;
 }
 
-/*
- * Work that cannot run where it is queued: that CPU is held by another
- * class (RT, DL, stop), or it idles while its head has waited a slice
- * (core scheduling forces it idle beside a sibling running another
- * cookie). fair.c's balancer sees such a CPU as busy, its capacity taken
- * by RT (scale_rt_capacity()) or its tasks queued (nr_running), and the
- * held CPU's own tick keeps balancing; sched_ext gives a CPU running
- * another class no ops.tick(), and a forced-idle CPU runs nothing here, so
- * the balancer of migrate.bpf.c would never take this work: a task queued
- * behind a SCHED_FIFO spinner, or beside it on the forced-idle sibling,
- * waited for seconds (cs-share under coresched=fifo, 7.3).
- */
 /* The lost-wakeup guard's wait (guard.bpf.c): work that long on an idle CPU was never kicked. */
 #define GUARD_WAIT_NS (20 * 1000000ULL)
 
@@ -73,6 +61,19 @@ enum stranded_kind {
 	STRANDED_IDLE,	/* on a CPU running its idle task */
 };
 
+/*
+ * Work that cannot run where it is queued: that CPU is held by another
+ * class (RT, DL, stop), or it idles while its head has waited a slice
+ * (core scheduling forces it idle beside a sibling running another
+ * cookie), or the guard's 20 ms. fair.c's balancer sees such a CPU as
+ * busy, its capacity taken by RT (scale_rt_capacity()) or its tasks
+ * queued (nr_running), and the
+ * held CPU's own tick keeps balancing; sched_ext gives a CPU running
+ * another class no ops.tick(), and a forced-idle CPU runs nothing here, so
+ * the balancer of migrate.bpf.c would never take this work: a task queued
+ * behind a SCHED_FIFO spinner, or beside it on the forced-idle sibling,
+ * waited for seconds (cs-share under coresched=fifo, 7.3).
+ */
 static enum stranded_kind stranded(s32 cpu, u64 now)
 {
 	struct task_struct *head, *curr;
@@ -103,9 +104,9 @@ static enum stranded_kind stranded(s32 cpu, u64 now)
 	 * sent to an idle CPU joins its runqueue only in the IPI
 	 * (ttwu_queue_cond(), core.c 7.3 l.4073: "if
 	 * (!cpu_rq(cpu)->nr_running) return true;"), so no other CPU's
-	 * balance sees it before it runs there. Taken earlier, the burst workers of
-	 * the ITMT report ended up sharing a CPU under stock, without any
-	 * ranking. Only work the guard would rescue is stranded.
+	 * balance sees it before it runs there. Taken after a slice, the
+	 * burst workers of the ITMT report came to share a CPU under stock,
+	 * without any ranking. Only work the guard would rescue is stranded.
 	 */
 	return wait >= GUARD_WAIT_NS ? STRANDED_IDLE : NOT_STRANDED;
 }
