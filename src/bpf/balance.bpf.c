@@ -52,6 +52,12 @@ static bool rescue_held(s32 cpu)
 	return false;
 }
 
+enum stranded_kind {
+	NOT_STRANDED,
+	STRANDED_HELD,	/* behind another class */
+	STRANDED_IDLE,	/* on a CPU running its idle task */
+};
+
 /*
  * Work that cannot run where it is queued: that CPU is held by another
  * class (RT, DL, stop), or it idles while its head has waited a slice
@@ -64,12 +70,6 @@ static bool rescue_held(s32 cpu)
  * behind a SCHED_FIFO spinner, or beside it on the forced-idle sibling,
  * waited for seconds (cs-share under coresched=fifo, 7.3).
  */
-enum stranded_kind {
-	NOT_STRANDED,
-	STRANDED_HELD,	/* behind another class */
-	STRANDED_IDLE,	/* on a CPU running its idle task */
-};
-
 static enum stranded_kind stranded(s32 cpu, u64 now)
 {
 	struct task_struct *head, *curr;
@@ -108,9 +108,11 @@ static bool steal_held(s32 cpu)
 		struct task_struct *p;
 		bool admits = false;
 		int scanned = 0;
+		enum wp_stat_idx taken;
 
 		if (other == cpu || !(kind = stranded(other, now)))
 			continue;
+		taken = kind == STRANDED_HELD ? WP_ST_HELD_RESCUED : WP_ST_IDLE_STRANDED_TAKEN;
 		bpf_for_each(scx_dsq, p, cpu_dsq(other), 0) {
 			if (++scanned > QUEUE_SCAN_DEPTH)
 				break;
@@ -121,12 +123,12 @@ static bool steal_held(s32 cpu)
 				break;
 			}
 			if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
-				stat_inc(kind == STRANDED_HELD ? WP_ST_HELD_RESCUED : WP_ST_IDLE_STRANDED_TAKEN);
+				stat_inc(taken);
 				return true;
 			}
 		}
 		if (admits && scx_bpf_dsq_move_to_local(cpu_dsq(other), 0)) {
-			stat_inc(kind == STRANDED_HELD ? WP_ST_HELD_RESCUED : WP_ST_IDLE_STRANDED_TAKEN);
+			stat_inc(taken);
 			return true;
 		}
 	}
