@@ -52,6 +52,9 @@ static bool rescue_held(s32 cpu)
 	return false;
 }
 
+/* The lost-wakeup guard's wait (guard.bpf.c): work that long on an idle CPU was never kicked. */
+#define GUARD_WAIT_NS (20 * 1000000ULL)
+
 enum stranded_kind {
 	NOT_STRANDED,
 	STRANDED_HELD,	/* behind another class */
@@ -62,18 +65,20 @@ enum stranded_kind {
  * Work that cannot run where it is queued: that CPU is held by another
  * class (RT, DL, stop), or it idles while its head has waited a slice
  * (core scheduling forces it idle beside a sibling running another
- * cookie). fair.c's balancer sees such a CPU as busy, its capacity taken
- * by RT (scale_rt_capacity()) or its tasks queued (nr_running), and the
- * held CPU's own tick keeps balancing; sched_ext gives a CPU running
- * another class no ops.tick(), and a forced-idle CPU runs nothing here, so
- * the balancer of migrate.bpf.c would never take this work: a task queued
- * behind a SCHED_FIFO spinner, or beside it on the forced-idle sibling,
- * waited for seconds (cs-share under coresched=fifo, 7.3).
+ * cookie), or the guard's 20 ms. fair.c's balancer sees such a CPU as
+ * busy, its capacity taken by RT (scale_rt_capacity()) or its tasks
+ * queued (nr_running), and the held CPU's own tick keeps balancing;
+ * sched_ext gives a CPU running another class no ops.tick(), and a
+ * forced-idle CPU runs nothing here, so the balancer of migrate.bpf.c
+ * would never take this work: a task queued behind a SCHED_FIFO spinner,
+ * or beside it on the forced-idle sibling, waited for seconds (cs-share
+ * under coresched=fifo, 7.3).
  */
 static enum stranded_kind stranded(s32 cpu, u64 now)
 {
 	struct task_struct *head, *curr;
 	struct task_ctx *htctx = NULL;
+	u64 cookie = 0, wait;
 
 	if (!scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
 		return NOT_STRANDED;
@@ -84,11 +89,26 @@ static enum stranded_kind stranded(s32 cpu, u64 now)
 		return NOT_STRANDED;
 	bpf_for_each(scx_dsq, head, cpu_dsq(cpu), 0) {
 		htctx = lookup_task_ctx(head);
+		cookie = task_cookie(head);
 		break;
 	}
-	if (htctx && htctx->enq_ts && now - htctx->enq_ts >= slice_ns)
-		return STRANDED_IDLE;
-	return NOT_STRANDED;
+	if (!htctx || !htctx->enq_ts)
+		return NOT_STRANDED;
+	wait = now - htctx->enq_ts;
+	/* Forced idle: a sibling runs another cookie. */
+	if (!cookie_admitted(cookie, cpu))
+		return wait >= slice_ns ? STRANDED_IDLE : NOT_STRANDED;
+	/*
+	 * Otherwise the CPU was kicked and is on its way out of idle, which
+	 * under TCG takes a slice or more. fair.c has no such window: a wakee
+	 * sent to an idle CPU joins its runqueue only in the IPI
+	 * (ttwu_queue_cond(), core.c 7.3 l.4073: "if
+	 * (!cpu_rq(cpu)->nr_running) return true;"), so no other CPU's
+	 * balance sees it before it runs there. Taken after a slice, the
+	 * burst workers of the ITMT report came to share a CPU under stock,
+	 * without any ranking. Only work the guard would rescue is stranded.
+	 */
+	return wait >= GUARD_WAIT_NS ? STRANDED_IDLE : NOT_STRANDED;
 }
 
 /*

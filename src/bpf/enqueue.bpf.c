@@ -23,7 +23,8 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	struct cpu_ctx *cctx;
-	bool busy, held, stuck, wakeup = enq_flags & SCX_ENQ_WAKEUP;
+	bool busy, held, stuck, to_dst_local = false;
+	bool wakeup = enq_flags & SCX_ENQ_WAKEUP;
 
 	if (!tctx) {
 		scx_bpf_error("no task ctx for %s[%d]", p->comm, p->pid);
@@ -62,6 +63,7 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 			cpu = dst;
 			migrate_accounting(p, tctx, cpu, bpf_ktime_get_ns());
 			stat_inc(WP_ST_ASYM_MOVED);
+			to_dst_local = true;
 		} else if (enq_flags & SCX_ENQ_LAST) {
 			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, enq_flags);
 			return;
@@ -74,6 +76,8 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	tctx->enq_ts = bpf_ktime_get_ns();
 	held = cpu_held(cpu);
+	/* Taken by another class since the asym check: not onto its local queue. */
+	to_dst_local = to_dst_local && !held;
 	if (held && !stuck) {
 		s32 idle_cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 
@@ -99,7 +103,16 @@ void BPF_STRUCT_OPS(wakeplace_enqueue, struct task_struct *p, u64 enq_flags)
 		}
 	}
 
-	scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), slice_ns, tctx->deadline, enq_flags);
+	/*
+	 * fair.c's asym destination is awake, running the balance itself, and
+	 * the stopper hands it the task (active_load_balance_cpu_stop()): on
+	 * the destination's local queue no other CPU takes it while that idle
+	 * CPU wakes up (the kick below).
+	 */
+	if (to_dst_local)
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice_ns, enq_flags);
+	else
+		scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), slice_ns, tctx->deadline, enq_flags);
 
 	if (!busy) {
 		if (cpu != bpf_get_smp_processor_id()) {

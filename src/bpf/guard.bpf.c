@@ -19,7 +19,7 @@
  * Counted in idle_rescue_kicks: it should stay 0.
  */
 #define GUARD_PERIOD_NS (10 * 1000000ULL)
-#define GUARD_WAIT_NS (20 * 1000000ULL)
+/* GUARD_WAIT_NS: balance.bpf.c, whose stranded() shares it. */
 
 struct guard_timer {
 	struct bpf_timer timer;
