@@ -27,8 +27,6 @@ pub struct KernelFeatures {
     pub release: String,
     /// SCX_OPS_ALWAYS_ENQ_IMMED's value, 0 when the kernel has none.
     pub enq_immed: u64,
-    /// SCX_OPS_ALLOW_QUEUED_WAKEUP's value, 0 when the kernel has none (6.12).
-    pub queued_wakeup: u64,
     /// Core scheduling built in (task_struct::core_cookie).
     pub sched_core: bool,
     /// BPF task work (bpf_task_work_schedule_resume()): preempt=lazy can act
@@ -133,7 +131,6 @@ impl KernelFeatures {
         }
         Ok(Self {
             enq_immed: *compat::SCX_OPS_ALWAYS_ENQ_IMMED,
-            queued_wakeup: *compat::SCX_OPS_ALLOW_QUEUED_WAKEUP,
             sched_core: compat::struct_has_field("task_struct", "core_cookie").unwrap_or(false),
             task_work: ksym("bpf_task_work_schedule_resume"),
             hz: config_hz(&release),
@@ -152,15 +149,6 @@ impl KernelFeatures {
             );
         }
         Ok(())
-    }
-
-    /// How a wakee is queued (SCX_OPS_ALLOW_QUEUED_WAKEUP), for the log.
-    pub fn wakeup_path(&self) -> &'static str {
-        if self.queued_wakeup != 0 {
-            "through the wakelist, as fair.c's (queued on an idle target in its IPI)"
-        } else {
-            "queued from the waker's CPU (no SCX_OPS_ALLOW_QUEUED_WAKEUP here)"
-        }
     }
 
     /// Where preempt=lazy acts, for the log.

@@ -291,15 +291,10 @@ impl<'a> Scheduler<'a> {
         let open_opts = opts.libbpf.clone().into_bpf_open_opts();
         let mut skel = scx_ops_open!(builder, open_object, wakeplace_ops, open_opts)?;
         skel.struct_ops.wakeplace_ops_mut().exit_dump_len = opts.exit_dump_len;
-        // Exiting and migration-disabled tasks go to their CPU's local queue
-        // as the kernel does by default.
+        // No ops flags: exiting and migration-disabled tasks go to their CPU's
+        // local queue as the kernel does by default; queued wakeups are not
+        // deferred (ALLOW_QUEUED_WAKEUP would change ttwu's path).
         skel.struct_ops.wakeplace_ops_mut().flags = 0;
-        // Wakeups take fair.c's path through the wakelist (ttwu_queue_cond(),
-        // core.c 7.3): a wakee for an idle CPU is queued there, in the IPI,
-        // and one still switching out stays on its CPU without
-        // ops.select_cpu(). 6.12 has no such flag: sched_ext wakees there
-        // are always queued from the waker's CPU.
-        skel.struct_ops.wakeplace_ops_mut().flags |= kf.queued_wakeup;
         // ops.update_idle() keeps the has_idle_cores hint (idle.bpf.c); the
         // kernel's idle tracking stays on for everything else.
         skel.struct_ops.wakeplace_ops_mut().flags |= *scx_utils::compat::SCX_OPS_KEEP_BUILTIN_IDLE;
@@ -324,11 +319,10 @@ impl<'a> Scheduler<'a> {
             skel.progs.wakeplace_cpu_acquire.set_autoload(false);
         }
         info!(
-            "kernel: Linux {}; higher-class preemption through {}; lazy preemption {}; wakeups {}",
+            "kernel: Linux {}; higher-class preemption through {}; lazy preemption {}",
             kf.release,
             kernel::preemption_path(use_immed),
-            kf.lazy_path(),
-            kf.wakeup_path()
+            kf.lazy_path()
         );
         // ops.core_sched_before() is registered only when the coresched family
         // starts on a variant that needs it: stock (fifo) is then exactly what

@@ -196,10 +196,6 @@ pub struct Metrics {
         desc = "CPU selection: ... of which the SIS_UTIL budget ended or forbade the idle scan"
     )]
     pub sel_scan_cut: u64,
-    #[stat(
-        desc = "Wakeups of tasks allowed several CPUs queued with no CPU selection (woken while switching out, through the wakelist; migration disabled)"
-    )]
-    pub sel_none: u64,
     #[stat(desc = "Tasks that blocked while ineligible (negative lag)")]
     pub ineligible_blocks: u64,
     #[stat(desc = "delayed: wakeups of a task still delayed (not picked since) on its old CPU")]
@@ -395,7 +391,6 @@ impl Metrics {
             sel_idle_cpu: d(i::wp_stat_idx_WP_ST_SEL_IDLE_CPU),
             sel_busy: d(i::wp_stat_idx_WP_ST_SEL_BUSY),
             sel_scan_cut: d(i::wp_stat_idx_WP_ST_SEL_SCAN_CUT),
-            sel_none: d(i::wp_stat_idx_WP_ST_SEL_NONE),
             ineligible_blocks: d(i::wp_stat_idx_WP_ST_INELIGIBLE_BLOCKS),
             delayed_wakeups: d(i::wp_stat_idx_WP_ST_DELAYED_WAKEUPS),
             delayed_stayed: d(i::wp_stat_idx_WP_ST_DELAYED_STAYED),
@@ -463,7 +458,7 @@ impl Metrics {
         writeln!(
             w,
             "[wakeplace] wake {:>6} idle-wait {:>4} stall {:>4} | lat p50 {:>7.1} p99 {:>8.1} max {:>8.1} us \
-             | migr {:>5} disp l/s/k {}/{}/{} | kick i/p/b {}/{}/{} | held moved/rescued/idle {}/{}/{} starved {} idle-rescue {} | sel p/r/t/c/s/b/cut/none {}/{}/{}/{}/{}/{}/{}/{}",
+             | migr {:>5} disp l/s/k {}/{}/{} | kick i/p/b {}/{}/{} | held moved/rescued/idle {}/{}/{} starved {} idle-rescue {} | sel p/r/t/c/s/b/cut {}/{}/{}/{}/{}/{}/{}",
             self.wakeups,
             self.waited_while_idle,
             self.stalls,
@@ -489,7 +484,6 @@ impl Metrics {
             self.sel_idle_cpu,
             self.sel_busy,
             self.sel_scan_cut,
-            self.sel_none,
         )?;
         writeln!(
             w,

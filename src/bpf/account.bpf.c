@@ -15,21 +15,6 @@ void BPF_STRUCT_OPS(wakeplace_runnable, struct task_struct *p, u64 enq_flags)
 	if (enq_flags & SCX_ENQ_WAKEUP) {
 		tctx->wake_ts = now;
 		stat_inc(WP_ST_WAKEUPS);
-		/*
-		 * Woken while still switching out, the task is queued on its
-		 * CPU from the wakelist with no ops.select_cpu()
-		 * (SCX_OPS_ALLOW_QUEUED_WAKEUP), as fair.c skips
-		 * select_task_rq() there (core.c 7.3 l.4402:
-		 * "if (smp_load_acquire(&p->on_cpu) && ttwu_queue_wakelist(p,
-		 * task_cpu(p), wake_flags)) break;"). Still delayed, fair.c's
-		 * ttwu_runnable() decided before that: the same decision here.
-		 * With nothing to move it, a wakee not left in place stays too.
-		 */
-		if (!tctx->selected && p->nr_cpus_allowed > 1) {
-			stat_inc(WP_ST_SEL_NONE);
-			if (still_delayed(p, tctx, cpu) && !delayed_left_in_place(p, tctx, cpu, -1))
-				stat_inc(WP_ST_DELAYED_STAYED);
-		}
 		if (tctx->requeue_delayed && cpu == tctx->last_cpu) {
 			requeue_delayed(p, tctx, cpu, now);
 			goto queued;
@@ -47,7 +32,6 @@ void BPF_STRUCT_OPS(wakeplace_runnable, struct task_struct *p, u64 enq_flags)
 	}
 	place_task(p, tctx, cpu, now);
 queued:
-	tctx->selected = false;
 	tctx->requeue_delayed = false;
 	tctx->blocked_ineligible = false;
 	add_weight(tctx, cpu, task_weight(p), now);

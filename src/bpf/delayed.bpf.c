@@ -146,42 +146,26 @@ static bool delayed_stays(struct task_struct *p, bool buddies)
 	}
 }
 
-/*
- * A wakee still delayed on @prev_cpu: counted the same way whatever the
- * variant ("would be delayed" under off). Returns whether it is left
- * queued in place. @wake_flags: the wakeup's, or -1 when ops.select_cpu()
- * does not run (the shadow decisions need the waker as current).
- */
-static bool delayed_left_in_place(struct task_struct *p, struct task_ctx *tctx, s32 prev_cpu,
-				  s64 wake_flags)
-{
-	bool buddies = wake_buddies(p, tctx, prev_cpu);
-
-	stat_inc(WP_ST_DELAYED_WAKEUPS);
-	if (buddies)
-		stat_inc(WP_ST_DELAYED_BUDDIES);
-	if (wake_flags >= 0)
-		shadow_delayed(p, tctx, prev_cpu, wake_flags, buddies);
-	if (!delayed_stays(p, buddies))
-		return false;
-	stat_inc(WP_ST_DELAYED_STAYED);
-	tctx->requeue_delayed = true;
-	return true;
-}
-
 /* select_cpu_sis() is called from one place only: the verifier explores it once. */
 s32 BPF_STRUCT_OPS(wakeplace_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
-	bool delayed = false;
+	bool delayed = false, buddies;
 	s32 cpu;
 
-	if (tctx)
-		tctx->selected = true;
 	if (tctx && still_delayed(p, tctx, prev_cpu)) {
+		/* Counted the same way whatever the variant ("would be delayed" under off). */
+		stat_inc(WP_ST_DELAYED_WAKEUPS);
+		buddies = wake_buddies(p, tctx, prev_cpu);
+		if (buddies)
+			stat_inc(WP_ST_DELAYED_BUDDIES);
+		shadow_delayed(p, tctx, prev_cpu, wake_flags, buddies);
 		/* Left in place: no select_task_rq(), so no record_wakee() either. */
-		if (delayed_left_in_place(p, tctx, prev_cpu, wake_flags))
+		if (delayed_stays(p, buddies)) {
+			stat_inc(WP_ST_DELAYED_STAYED);
+			tctx->requeue_delayed = true;
 			return prev_cpu;
+		}
 		delayed = true;
 	}
 	cpu = select_cpu_sis(p, prev_cpu, wake_flags);

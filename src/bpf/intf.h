@@ -51,7 +51,6 @@ enum wp_stat_idx {
 	WP_ST_SEL_IDLE_CPU,	/* CPU selection: idle CPU (SMT thread) in the LLC */
 	WP_ST_SEL_BUSY,		/* CPU selection: nothing idle, fell back to target */
 	WP_ST_SEL_SCAN_CUT,	/* ... of which the SIS_UTIL budget ended or forbade the idle scan */
-	WP_ST_SEL_NONE,		/* wakeups of tasks allowed several CPUs, queued with no CPU selection */
 	WP_ST_INELIGIBLE_BLOCKS, /* tasks that blocked with negative lag (ineligible) */
 	/* delayed family: the situation, and what happened (any variant) */
 	WP_ST_DELAYED_WAKEUPS,	/* woken still delayed: no pick on its old CPU chose it since it blocked */

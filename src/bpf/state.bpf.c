@@ -89,7 +89,6 @@ struct task_ctx {
 	u32 weight;	/* weight added to rq_cpu's sum_w */
 	bool blocked_ineligible; /* blocked with negative lag (DELAY_DEQUEUE's case) */
 	bool requeue_delayed;	/* woken still delayed and left in place (delayed.bpf.c) */
-	bool selected;		/* ops.select_cpu() ran for the wakeup being queued */
 	s32 asym_dst;	/* asym packing: CPU to requeue on at the next enqueue, or -1 */
 	/* coresched: vruntime and deadline in the virtual time of core cs_core */
 	u64 cs_vruntime;
